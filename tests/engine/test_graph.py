@@ -73,8 +73,26 @@ def test_device_is_recorded_on_ops():
             b = a + 1.0
     c = a * 3.0
     assert a.op.device == "/cpu:0" and a.device == "/cpu:0"
-    assert b.op.device == "/gpu:1"
+    assert b.op.device == "/device:GPU:1"  # nested scopes merge into the canonical form (TF1)
     assert c.op.device == ""
+
+
+def test_nested_device_scopes_merge_field_by_field_inner_first():
+    with tf.device("/job:ps/task:0"):
+        with tf.device("/task:1"):
+            a = tf.constant(1.0)
+        with tf.device(lambda op: "/job:worker" if op.type == "Const" else "/job:ps/task:7"):
+            b = tf.constant(2.0)
+            c = tf.identity(b)
+        with tf.device(None):
+            d = tf.constant(3.0)
+    assert (a.device, b.device, c.device, d.device) == ("/job:ps/task:1", "/job:worker/task:0", "/job:ps/task:7", "")
+
+
+def test_malformed_device_name_fails_when_the_scope_opens():
+    with pytest.raises(ValueError, match="Unknown attribute 'gpu-1' in device specification"):
+        with tf.device("/gpu-1"):
+            pass
 
 
 def test_static_shapes_with_unknown_dims():

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from tftk.framework import dtypes as _dtypes
+from tftk.framework.device import DeviceSpec, merge_device_strings
 from tftk.framework.tensor_shape import TensorShape, as_shape
 
 __all__ = [
@@ -214,7 +215,7 @@ class Graph:
         self._names_in_use: dict[str, int] = {}
         self._name_stack = ""
         self._control_dependencies_stack: list[list[Operation]] = []
-        self._device_stack: list[str] = []
+        self._device_stack: list[str | Callable | None] = []
         self._cond_stack: list[tuple[Tensor, bool]] = []
         self._collections: dict[str, list] = {}
         self._last_id = 0
@@ -268,9 +269,10 @@ class Graph:
                     if c not in input_ops and c not in controls:
                         controls.append(c)
         specs = [(dt, as_shape(sh)) for dt, sh in output_specs]
-        dev = self._device_stack[-1] if self._device_stack else ""
-        op = Operation(self, op_type, op_name, inputs, specs, dict(attrs or {}), controls, dev,
+        op = Operation(self, op_type, op_name, inputs, specs, dict(attrs or {}), controls, "",
                        tuple(self._cond_stack))
+        if self._device_stack:
+            self._apply_device_scopes(op)
         self._ops.append(op)
         self._ops_by_name[op_name] = op
         self._version += 1
@@ -338,14 +340,29 @@ class Graph:
             self._control_dependencies_stack.pop()
 
     @contextlib.contextmanager
-    def device(self, device_name: str | Callable | None) -> Iterator[None]:
-        if callable(device_name):
-            raise NotImplementedError("Device functions are not supported; pass a device string.")
-        self._device_stack.append(device_name or "")
+    def device(self, device_name_or_function: str | Callable | None) -> Iterator[None]:
+        """Place new ops on a device: a name (merged with outer scopes, inner fields win), a
+        function `op -> device name` (e.g. `tf.train.replica_device_setter`), or None to clear."""
+        if isinstance(device_name_or_function, str):
+            DeviceSpec.from_string(device_name_or_function)  # a malformed name fails here, not later
+        elif device_name_or_function is not None and not callable(device_name_or_function):
+            raise TypeError(f"tf.device expects a device name, a function or None, got "
+                            f"{device_name_or_function!r}")
+        self._device_stack.append(device_name_or_function)
         try:
             yield
         finally:
             self._device_stack.pop()
+
+    def _apply_device_scopes(self, op: "Operation") -> None:
+        """TF1's order: the innermost scope first; outer names only fill fields still unset."""
+        for scope in reversed(self._device_stack):
+            if scope is None:
+                break
+            if callable(scope):
+                op._set_device(_device_name(scope(op)))
+            else:
+                op._set_device(merge_device_strings(scope, op.device))
 
     @contextlib.contextmanager
     def _cond_branch(self, pred: Tensor, taken_when: bool) -> Iterator[None]:
@@ -512,8 +529,13 @@ def control_dependencies(control_inputs: Iterable[Any] | None):
     return get_default_graph().control_dependencies(control_inputs)
 
 
-def device(device_name: str | None):
-    return get_default_graph().device(device_name)
+def device(device_name_or_function: str | Callable | None):
+    return get_default_graph().device(device_name_or_function)
+
+
+def _device_name(device: Any) -> str:
+    """A device function's result (a name, a DeviceSpec or None) as a name."""
+    return device.to_string() if isinstance(device, DeviceSpec) else (device or "")
 
 
 @contextlib.contextmanager
