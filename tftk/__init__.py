@@ -7,6 +7,7 @@ tftk.framework (graph), tftk.ops (ops, gradients), tftk.client (sessions) and th
 __version__ = "0.1.0"
 
 from tftk.framework import dtypes as _dtypes_module
+from tftk.framework.device import DeviceSpec
 from tftk.framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double,  # noqa: A004
                                    float16, float32, float64, half, int8, int16, int32, int64,
                                    qint8, qint16, qint32, quint8, quint16, string, uint8, uint16)
@@ -93,7 +94,9 @@ from tftk import summary, train  # noqa: E402  (packages that are their own name
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",
          "Summary": "tftk.summary.writer", "Event": "tftk.summary.writer",
-         "SessionLog": "tftk.summary.writer", "python": "tftk.api.python"}
+         "SessionLog": "tftk.summary.writer", "python": "tftk.api.python",
+         "ClusterSpec": "tftk.distributed.cluster",
+         "replica_device_setter": "tftk.distributed.device_setter"}  # TF 0.x spelling of tf.train's
 
 
 def __getattr__(name: str):

@@ -61,6 +61,13 @@ class KernelContext:
                                               "must be a variable reference")
         return self.box(producer)
 
+    def bind(self, op: Operation, kind: Any, donor: int | None) -> Callable:
+        """The kernel of `op` in this context (writing into input `donor` when not None)."""
+        return kind.kernel(op, self) if donor is None else kind.inplace(op, self, donor)
+
+    def close(self) -> None:
+        """Release what the context holds outside the process (connections); nothing here."""
+
     def resource(self, op: Operation, key: str, create: Callable[[], Any]) -> Any:
         """Per-session state of one op (random generators, ...), created on first use."""
         k = (op, key)
@@ -393,7 +400,7 @@ def _compile(ops: list[Operation], fetches: list[Tensor], feeds: list[Tensor],
             fn = f"k{op._id}"
             donor = next((i for i, t in enumerate(op.inputs) if t in names and donatable(names[t], step)), None) \
                 if kind.inplace is not None else None
-            namespace[fn] = kind.kernel(op, ctx) if donor is None else kind.inplace(op, ctx, donor)
+            namespace[fn] = ctx.bind(op, kind, donor)
             call = f"{fn}({args})" + ("" if donor is None else f"  # in place: {names[op.inputs[donor]]}")
             if len(op.outputs) == 1:
                 emit(f"{outs[0]} = {call}", op)

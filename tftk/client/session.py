@@ -80,12 +80,15 @@ class BaseSession:
     """A session holds variable values for one graph and runs plans over it."""
 
     def __init__(self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None):
-        if target:
-            raise errors.UnimplementedError(None, None, f"Distributed targets ({target!r}) are not "
-                                            "supported: tftk sessions run in-process.")
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else ConfigProto()
-        self._context = executor.KernelContext(self)
+        if target:  # a task of a cluster: variables live on the tasks their devices name
+            from tftk.distributed.remote import ClusterContext
+            timeout = self._config.operation_timeout_in_ms / 1000 if self._config.operation_timeout_in_ms > 0 else 30.0
+            self._context: executor.KernelContext = ClusterContext(self, target, timeout)
+        else:
+            self._context = executor.KernelContext(self)
+        self._target = target
         self._plans: dict[Any, executor.Plan] = {}
         self._plans_version = self._graph.version
         self._closed = False
@@ -94,7 +97,7 @@ class BaseSession:
 
     graph = property(lambda self: self._graph)
     graph_def = property(lambda self: self._graph.as_graph_def())
-    sess_str = property(lambda self: "")
+    sess_str = property(lambda self: self._target)
 
     def list_devices(self) -> list[str]:
         return [executor.CPU_DEVICE]
@@ -112,6 +115,7 @@ class BaseSession:
         self._closed = True
         self._plans.clear()
         self._context.boxes.clear()
+        self._context.close()
 
     def __enter__(self) -> "BaseSession":
         self._default_cm = self.as_default()

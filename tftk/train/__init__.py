@@ -33,11 +33,13 @@ from tftk.train.session_run_hook import (SessionRunArgs, SessionRunContext, Sess
 from tftk.train.supervisor import Supervisor  # noqa: F401,E402
 
 _LAZY = {"summary_iterator": "tftk.summary.events", "write_graph": "tftk.summary.graph_def",
-         "SummaryWriter": "tftk.summary.writer"}
+         "SummaryWriter": "tftk.summary.writer",
+         "ClusterSpec": "tftk.distributed.cluster", "Server": "tftk.distributed.server",
+         "ServerDef": "tftk.distributed.server", "replica_device_setter": "tftk.distributed.device_setter"}
 
 
 def __getattr__(name: str):
-    """tf.train names that load protobuf/tensorboardX, imported on first use."""
+    """tf.train names that load protobuf/tensorboardX or sockets, imported on first use."""
     import importlib
     if name not in _LAZY:
         raise AttributeError(f"module 'tf.train' has no attribute {name!r}")

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tftk.client.session import Session
+from tftk.framework import errors
 from tftk.framework.ops import Graph, get_default_graph
 from tftk.train.checkpoint_state import get_checkpoint_state, latest_checkpoint
 
@@ -98,6 +99,28 @@ class SessionManager:
             raise RuntimeError(f"Init operations did not make model ready ({how}): variables not "
                                f"initialized: {not_ready}")
         return sess
+
+    def wait_for_session(self, master: str = "", config: Any = None, max_wait_secs: float = float("inf")) -> Session:
+        """A session on `master` once the model is ready there (a non-chief worker waiting for the
+        chief to initialise the shared variables); polls every recovery_wait_secs.
+
+        Raises:
+          DeadlineExceededError: not ready within max_wait_secs (the names still missing are listed).
+        """
+        deadline = time.monotonic() + max_wait_secs
+        while True:
+            sess = Session(master, graph=self._graph, config=config)
+            not_ready = self._not_ready(sess)
+            if not not_ready:
+                if self._local_init_op is not None:
+                    sess.run(self._local_init_op, feed_dict=self._local_init_feed_dict)
+                return sess
+            sess.close()
+            if time.monotonic() + self._recovery_wait_secs > deadline:
+                raise errors.DeadlineExceededError(
+                    None, None, f"Session was not ready after waiting {max_wait_secs} secs: variables not "
+                    f"initialized: {not_ready}. Is the chief running and initialising them on {master!r}?")
+            time.sleep(self._recovery_wait_secs)
 
     def _not_ready(self, sess: Session) -> str:
         """Comma-separated names the ready op reports (empty when ready or when there is no ready op)."""

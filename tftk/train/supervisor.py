@@ -123,7 +123,7 @@ class Supervisor:
                                     wait_for_checkpoint: bool = False, max_wait_secs: float = 7200,
                                     start_standard_services: bool = True) -> Any:
         """The chief restores from logdir or initialises and starts the services; a non-chief waits
-        (up to max_wait_secs) for a checkpoint in logdir and restores it."""
+        (up to max_wait_secs) until the chief has initialised the model on `master`."""
         if self._coord.joined:
             self._coord.clear_stop()
         if self._is_chief:
@@ -134,9 +134,7 @@ class Supervisor:
             if start_standard_services:
                 self.start_standard_services(sess)
             return sess
-        return self._session_manager.prepare_session(
-            master, init_op=None, saver=self._saver, checkpoint_dir=self._logdir, wait_for_checkpoint=True,
-            max_wait_secs=max_wait_secs, config=config)
+        return self._session_manager.wait_for_session(master, config=config, max_wait_secs=max_wait_secs)
 
     def start_standard_services(self, sess: Any) -> list[LooperThread]:
         """Write the graph and a START log, then start the summary, step-counter and checkpoint threads."""

@@ -1,0 +1,204 @@
+"""The client side of a session on a cluster: where each variable lives and how to reach it.
+
+`ClusterContext` is the kernel context of a `Session("grpc://host:port")`. Ops run in the calling
+process; a variable lives on the task its device names (the session's own task when it names
+none), and the ops that update it run on that task. Variables of a server in this process are
+used directly; others are read, written and updated over a connection to their task.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from tftk.client.executor import KernelContext, VariableBox, _variable_of
+from tftk.distributed import wire
+from tftk.distributed.cluster import ClusterSpec
+from tftk.distributed.server import in_process_server, op_key
+from tftk.framework import errors, registry
+from tftk.framework.device import DeviceSpec
+from tftk.framework.ops import Operation
+
+__all__ = ["ClusterContext", "parse_target"]
+
+_CONNECT_TIMEOUT_SECS = 30.0
+
+
+def parse_target(target: str) -> str:
+    """The "host:port" of a "grpc://host:port" session target."""
+    scheme, sep, address = target.partition("://")
+    host, colon, port = address.rpartition(":")
+    if not sep or scheme != "grpc" or not colon or not host or not port.isdigit():
+        raise ValueError(f"Session target {target!r} is not understood: use '' for an in-process session "
+                         "or 'grpc://host:port' (e.g. server.target) for a task of a cluster")
+    return address
+
+
+class Channel:
+    """One connection to a task; requests from several threads take turns."""
+
+    def __init__(self, address: str, timeout_secs: float = _CONNECT_TIMEOUT_SECS):
+        self.address = address
+        self._lock = threading.Lock()
+        self._registered: set[str] = set()
+        self._sock = _connect(address, timeout_secs)
+
+    def call(self, method: str, arrays: list = (), **fields: Any) -> tuple[dict, list]:
+        with self._lock:
+            try:
+                wire.send_message(self._sock, {"method": method, **fields}, list(arrays))
+                reply, results = wire.recv_message(self._sock)
+            except (OSError, ConnectionError) as exc:
+                raise errors.UnavailableError(None, None, f"Lost the connection to task {self.address}: {exc}") \
+                    from None
+        if "error" in reply:
+            error_class = getattr(errors, reply["error"], errors.InternalError)
+            raise error_class(None, None, f"{reply['message']} (on task {self.address})")
+        return reply, results
+
+    def register(self, key: str, description: dict) -> None:
+        if key not in self._registered:
+            self.call("register_op", key=key, op=description)
+            self._registered.add(key)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def _connect(address: str, timeout_secs: float) -> socket.socket:
+    """Connect, retrying while the task starts up (as TF1 waits for its workers)."""
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + timeout_secs
+    delay = 0.05
+    while True:
+        try:
+            sock = socket.create_connection((host, int(port)), timeout=max(1.0, timeout_secs))
+            sock.settimeout(None)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return sock
+        except OSError as exc:
+            if time.monotonic() + delay > deadline:
+                raise errors.UnavailableError(
+                    None, None, f"Cannot reach task {address}: {exc.strerror or exc}. Start its "
+                    "tf.train.Server first, or check the address in the ClusterSpec") from None
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+class RemoteBox:
+    """A variable living on another task: reading `value` fetches it, assigning sends it."""
+
+    __slots__ = ("name", "_channel")
+
+    def __init__(self, channel: Channel, name: str):
+        self.name = name
+        self._channel = channel
+
+    @property
+    def value(self) -> np.ndarray | None:
+        array = self._channel.call("read", name=self.name)[1][0]
+        if array is not None:
+            array.flags.writeable = False  # a copy: writing it would not reach the task
+        return array
+
+    @value.setter
+    def value(self, array: np.ndarray) -> None:
+        self._channel.call("write", [array], name=self.name)
+
+
+class ClusterContext(KernelContext):
+    """Kernel context placing variables (and their updates) on the tasks their devices name."""
+
+    def __init__(self, session: Any, target: str, timeout_secs: float = _CONNECT_TIMEOUT_SECS):
+        super().__init__(session)
+        self._timeout = timeout_secs
+        self._channels: dict[str, Channel] = {}
+        master = parse_target(target)
+        server = in_process_server(master)
+        if server is not None:
+            definition = server.server_def
+            self.cluster, self.job, self.task = definition.cluster, definition.job_name, definition.task_index
+        else:
+            described = self._channel(master).call("describe")[0]
+            self.cluster = ClusterSpec({job: {int(i): a for i, a in tasks.items()} if isinstance(tasks, dict)
+                                        else tasks for job, tasks in described["cluster"].items()})
+            self.job, self.task = described["job"], described["task"]
+
+    def box(self, variable_op: Operation) -> Any:
+        box = self.boxes.get(variable_op)
+        if box is None:
+            address = self._address_of(variable_op)
+            server = in_process_server(address)
+            box = server.store.box(variable_op.name) if server is not None \
+                else RemoteBox(self._channel(address), variable_op.name)
+            self.boxes[variable_op] = box
+        return box
+
+    def bind(self, op: Operation, kind: Any, donor: int | None) -> Any:
+        """Ops updating a variable of another process run on its task; all others run here."""
+        refs = kind.ref_inputs
+        remote = {self._address_of(_variable_of(op.inputs[i])) for i in refs}
+        remote = {a for a in remote if in_process_server(a) is None}
+        if not remote:
+            return super().bind(op, kind, donor)
+        if len(remote) > 1:
+            raise errors.InvalidArgumentError(None, op, f"{op.name} updates variables on several tasks "
+                                              f"({', '.join(sorted(remote))}); place them on one task")
+        return self._remote_kernel(op, refs, self._channel(remote.pop()))
+
+    def close(self) -> None:
+        for channel in self._channels.values():
+            channel.close()
+        self._channels.clear()
+
+    def _remote_kernel(self, op: Operation, refs: tuple, channel: Channel):
+        description = {
+            "type": op.type,
+            "attrs": {name: _encoded_attr(op, name, value) for name, value in op.attrs.items()},
+            "inputs": [{"dtype": t.dtype.name, "shape": t.shape.as_list() if t.shape.ndims is not None else None,
+                        "variable": _variable_of(t).name if i in refs else None}
+                       for i, t in enumerate(op.inputs)],
+            "outputs": [{"dtype": t.dtype.name, "shape": t.shape.as_list() if t.shape.ndims is not None else None}
+                        for t in op.outputs],
+        }
+        key = op_key(description)
+        channel.register(key, description)
+        n_outputs = len(op.outputs)
+
+        def kernel(*inputs: np.ndarray) -> Any:
+            outputs = channel.call("run_op", list(inputs), key=key)[1]
+            if n_outputs == 0:
+                return None
+            return outputs[0] if n_outputs == 1 else tuple(outputs)
+        return kernel
+
+    def _address_of(self, variable_op: Operation) -> str:
+        spec = DeviceSpec.from_string(variable_op.device or "")
+        job = spec.job if spec.job is not None else self.job
+        task = spec.task if spec.task is not None else (self.task if job == self.job else 0)
+        if job not in self.cluster.jobs:
+            raise errors.InvalidArgumentError(
+                None, variable_op, f"Cannot place {variable_op.name} on {variable_op.device}: the cluster has "
+                f"no job {job!r} (jobs: {', '.join(self.cluster.jobs)})")
+        try:
+            return self.cluster.task_address(job, task)
+        except ValueError as exc:
+            raise errors.InvalidArgumentError(None, variable_op, f"Cannot place {variable_op.name} on "
+                                              f"{variable_op.device}: {exc}") from None
+
+    def _channel(self, address: str) -> Channel:
+        if address not in self._channels:
+            self._channels[address] = Channel(address, self._timeout)
+        return self._channels[address]
+
+
+def _encoded_attr(op: Operation, name: str, value: Any) -> Any:
+    try:
+        return wire.encode_attr(value)
+    except TypeError as exc:
+        raise errors.UnimplementedError(None, op, f"{op.name} ({op.type}) cannot run on another task: {exc}") \
+            from None
