@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tftk as tf
+from tests.distributed.conftest import free_port
 from tests.seeds.printed import assert_printed
 from tftk.ops import variable_scope  # the seed's `variable_scope.variable_scope(...)` (TF's python.ops module)
 from tftk.train.checkpoint_io import print_tensors_in_checkpoint_file  # tensorflow.python.tools.inspect_checkpoint
@@ -573,18 +574,31 @@ def test_multi_gpu_model_collections_feed_and_run_epoch():
     assert saver is not None
 
 
-_NO_DISTRIBUTED = "tftk has no distributed runtime: tf.train.ClusterSpec, tf.train.Server, "
+@pytest.fixture
+def stop_servers():
+    """Servers a snippet starts (on free localhost ports instead of the seed's hosts), stopped after."""
+    started = []
+    yield started.append
+    for server in started:
+        server.stop()
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason=_NO_DISTRIBUTED + "(gRPC servers listening on host:port) are missing")
-def test_cluster_spec_and_server_per_host():
+def _hosts_to_local_ports(cluster: dict) -> dict:
+    return {job: [f"localhost:{free_port()}" for _ in tasks] for job, tasks in cluster.items()}
+
+
+def test_cluster_spec_and_server_per_host(stop_servers):
     tf.train.ClusterSpec({
         "worker": ["worker_task0.example.com:2222", "worker_task1.example.com:2222",
                    "worker_task2.example.com:2222"],
         "ps": ["ps_task0.example.com:2222", "ps_task1.example.com:2222"]})
-    cluster = tf.train.ClusterSpec({"worker": ["10.1.1.1:2222", "10.1.1.2:3333"]})
-    tf.train.Server(cluster, job_name="local", task_index=0)
+    # fragment: 10.1.1.1:2222 and 10.1.1.2:3333 become two free localhost ports, one process for both.
+    hosts = _hosts_to_local_ports({"worker": ["10.1.1.1:2222", "10.1.1.2:3333"]})
+    cluster = tf.train.ClusterSpec(hosts)
+    with pytest.raises(ValueError, match=r"Job 'local' is not in the cluster \(jobs: worker\)"):
+        tf.train.Server(cluster, job_name="local", task_index=0)  # the seed names a job its cluster lacks
+    stop_servers(tf.train.Server(cluster, job_name="worker", task_index=0))
+    stop_servers(tf.train.Server(cluster, job_name="worker", task_index=1))
 
 
 def test_job_task_devices_place_on_the_local_cpu_with_soft_placement():
@@ -604,20 +618,27 @@ def test_job_task_devices_place_on_the_local_cpu_with_soft_placement():
         assert sess.run(logits).tolist() == [[6.0]]
 
 
-@pytest.mark.xfail(strict=True, reason=_NO_DISTRIBUTED + "and Session('grpc://host:port') targets are missing")
-def test_session_on_a_grpc_master():
-    train_op = tf.no_op()
-    with tf.Session("grpc://10.1.1.2:3333") as sess:
+def test_session_on_a_grpc_master(stop_servers):
+    # fragment: the master "10.1.1.2:3333" is task 1 of a local two-task cluster; train_op bumps a counter.
+    cluster = tf.train.ClusterSpec(_hosts_to_local_ports({"worker": ["10.1.1.1:2222", "10.1.1.2:3333"]}))
+    stop_servers(tf.train.Server(cluster, job_name="worker", task_index=1))
+    steps = tf.Variable(0)
+    train_op = steps.assign_add(1)
+    with tf.Session("grpc://" + cluster.task_address("worker", 1)) as sess:
+        sess.run(steps.initializer)
         for _ in range(10000):
             sess.run(train_op)
+        assert sess.run(steps) == 10000
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason=_NO_DISTRIBUTED + "tf.train.replica_device_setter and tf.replica_device_setter are missing")
-def test_trainer_py_between_graph_replication():
-    # fragment: loss; the ps/worker flags of trainer.py as one worker would receive them.
-    cluster = tf.train.ClusterSpec({"ps": ["localhost:2222"], "worker": ["localhost:2223"]})
+def test_trainer_py_between_graph_replication(stop_servers):
+    # fragment: loss; the ps/worker flags of trainer.py as one worker would receive them, with the
+    # ps task started in this process on a free port.
+    cluster = tf.train.ClusterSpec(_hosts_to_local_ports({"ps": ["localhost:2222"], "worker": ["localhost:2223"]}))
+    ps = tf.train.Server(cluster, job_name="ps", task_index=0)
+    stop_servers(ps)
     server = tf.train.Server(cluster, job_name="worker", task_index=0)
+    stop_servers(server)
     with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=cluster)):
         w = tf.Variable(1.0)
         loss = tf.square(w)
@@ -633,10 +654,10 @@ def test_trainer_py_between_graph_replication():
         while not sv.should_stop() and step < 3:
             _, step = sess.run([train_op, global_step])
     sv.stop()
+    assert step == 3 and ps.store.box(global_step.op.name).value == 3  # the step lives on the ps task
+    assert tf.train.latest_checkpoint("train_logs") is not None  # saved by the Supervisor on stop
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason=_NO_DISTRIBUTED + "tf.replica_device_setter is missing")
 def test_replica_device_setter_round_robins_variables_over_ps_tasks():
     cluster_spec = {"ps": ["ps0:2222", "ps1:2222"], "worker": ["worker0:2222", "worker1:2222", "worker2:2222"]}
     with tf.device(tf.replica_device_setter(cluster=cluster_spec)):
@@ -645,8 +666,8 @@ def test_replica_device_setter_round_robins_variables_over_ps_tasks():
 
 
 @pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason=_NO_DISTRIBUTED + "tf.train.SyncReplicasOptimizer (get_init_tokens_op, "
-                                            "get_chief_queue_runner) and Supervisor.prepare_or_wait_for_session are missing")
+                   reason="tf.train.SyncReplicasOptimizer (get_init_tokens_op, get_chief_queue_runner) "
+                          "is missing")
 def test_sync_replicas_chief_ops():
     w = tf.Variable(1.0)
     opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1), replicas_to_aggregate=1)
