@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import linecache
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -42,6 +43,7 @@ class KernelContext:
 
     def __init__(self, session: Any):
         self.session = session
+        self.closed = threading.Event()  # set when the session closes: waiting kernels give up
         self.boxes: dict[Operation, VariableBox] = {}
         self._resources: dict[tuple[Operation, str], Any] = {}
 
@@ -56,7 +58,7 @@ class KernelContext:
         producer = op.inputs[input_index].op
         while producer.type in ("Identity", "RefIdentity") and producer.inputs:
             producer = producer.inputs[0].op
-        if producer.type not in _VARIABLE_TYPES:
+        if not registry.lookup(producer.type).holds_state:
             raise errors.InvalidArgumentError(None, op, f"Input {input_index} of {op.name} ({op.type}) "
                                               "must be a variable reference")
         return self.box(producer)

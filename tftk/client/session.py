@@ -113,6 +113,7 @@ class BaseSession:
 
     def close(self) -> None:
         self._closed = True
+        self._context.closed.set()
         self._plans.clear()
         self._context.boxes.clear()
         self._context.close()

@@ -11,10 +11,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from tftk.client import cancellation
 from tftk.client.executor import KernelContext, VariableBox, _variable_of
 from tftk.distributed import wire
 from tftk.distributed.cluster import ClusterSpec
@@ -94,20 +95,20 @@ class RemoteBox:
 
     __slots__ = ("name", "_channel")
 
-    def __init__(self, channel: Channel, name: str):
+    def __init__(self, channel: Callable[[], Channel], name: str):
         self.name = name
-        self._channel = channel
+        self._channel = channel  # the calling thread's connection to the task
 
     @property
     def value(self) -> np.ndarray | None:
-        array = self._channel.call("read", name=self.name)[1][0]
+        array = self._channel().call("read", name=self.name)[1][0]
         if array is not None:
             array.flags.writeable = False  # a copy: writing it would not reach the task
         return array
 
     @value.setter
     def value(self, array: np.ndarray) -> None:
-        self._channel.call("write", [array], name=self.name)
+        self._channel().call("write", [array], name=self.name)
 
 
 class ClusterContext(KernelContext):
@@ -116,7 +117,8 @@ class ClusterContext(KernelContext):
     def __init__(self, session: Any, target: str, timeout_secs: float = _CONNECT_TIMEOUT_SECS):
         super().__init__(session)
         self._timeout = timeout_secs
-        self._channels: dict[str, Channel] = {}
+        self._channels: dict[tuple[str, int], Channel] = {}
+        self._channels_lock = threading.Lock()
         master = parse_target(target)
         server = in_process_server(master)
         if server is not None:
@@ -134,7 +136,7 @@ class ClusterContext(KernelContext):
             address = self._address_of(variable_op)
             server = in_process_server(address)
             box = server.store.box(variable_op.name) if server is not None \
-                else RemoteBox(self._channel(address), variable_op.name)
+                else RemoteBox(lambda: self._channel(address), variable_op.name)
             self.boxes[variable_op] = box
         return box
 
@@ -148,14 +150,15 @@ class ClusterContext(KernelContext):
         if len(remote) > 1:
             raise errors.InvalidArgumentError(None, op, f"{op.name} updates variables on several tasks "
                                               f"({', '.join(sorted(remote))}); place them on one task")
-        return self._remote_kernel(op, refs, self._channel(remote.pop()))
+        return self._remote_kernel(op, refs, remote.pop())
 
     def close(self) -> None:
-        for channel in self._channels.values():
-            channel.close()
-        self._channels.clear()
+        with self._channels_lock:
+            for channel in self._channels.values():
+                channel.close()
+            self._channels.clear()
 
-    def _remote_kernel(self, op: Operation, refs: tuple, channel: Channel):
+    def _remote_kernel(self, op: Operation, refs: tuple, address: str):
         description = {
             "type": op.type,
             "attrs": {name: _encoded_attr(op, name, value) for name, value in op.attrs.items()},
@@ -166,11 +169,17 @@ class ClusterContext(KernelContext):
                         for t in op.outputs],
         }
         key = op_key(description)
-        channel.register(key, description)
+        self._channel(address).register(key, description)
         n_outputs = len(op.outputs)
 
         def kernel(*inputs: np.ndarray) -> Any:
-            outputs = channel.call("run_op", list(inputs), key=key)[1]
+            channel = self._channel(address)  # this thread's connection: a waiting op blocks no other thread
+            channel.register(key, description)
+            while True:
+                reply, outputs = channel.call("run_op", list(inputs), key=key)
+                if not reply.get("retry"):
+                    break
+                cancellation.raise_if_cancelled(op, self.closed)
             if n_outputs == 0:
                 return None
             return outputs[0] if n_outputs == 1 else tuple(outputs)
@@ -191,9 +200,13 @@ class ClusterContext(KernelContext):
                                               f"{variable_op.device}: {exc}") from None
 
     def _channel(self, address: str) -> Channel:
-        if address not in self._channels:
-            self._channels[address] = Channel(address, self._timeout)
-        return self._channels[address]
+        """This thread's connection to `address` (one per thread, so blocking calls do not queue)."""
+        key = (address, threading.get_ident())
+        channel = self._channels.get(key)
+        if channel is None:
+            with self._channels_lock:
+                channel = self._channels[key] = Channel(address, self._timeout)
+        return channel
 
 
 def _encoded_attr(op: Operation, name: str, value: Any) -> Any:

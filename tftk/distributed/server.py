@@ -19,6 +19,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from tftk.client import cancellation
 from tftk.client.executor import KernelContext, VariableBox
 from tftk.distributed import wire
 from tftk.distributed.cluster import ClusterSpec
@@ -29,6 +30,7 @@ from tftk.framework.tensor_shape import TensorShape
 __all__ = ["Server", "ServerDef", "in_process_server", "op_key"]
 
 _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+_WAIT_BUDGET_SECS = 0.5  # how long a dequeue or take_grad waits per request before the client re-asks
 _in_process: dict[str, "Server"] = {}  # "host:port" of each running server of this process
 
 
@@ -113,17 +115,22 @@ class _RemoteOps:
                     None, None, f"{op_type} does not update a variable: tasks only run variable updates "
                     "for other tasks")
             op = self._build(description)
-            self._bound[key] = (registry.lookup(op_type).kernel(op, self._context),
-                                [s["variable"] for s in description["inputs"] if s["variable"]])
+            kind = registry.lookup(op_type)
+            self._bound[key] = (kind.kernel(op, self._context),
+                                [s["variable"] for s in description["inputs"] if s["variable"]], kind.blocking)
 
     def run(self, key: str, inputs: list[np.ndarray]) -> list[np.ndarray | None]:
         if key not in self._bound:
             raise errors.NotFoundError(None, None, f"Op {key} was not registered with this task")
-        kernel, variables = self._bound[key]
-        with self._store.locked(variables):
+        kernel, variables, blocking = self._bound[key]
+        with contextlib.ExitStack() as stack:
+            if blocking:  # waits for other requests: never under the variables' locks, and bounded
+                stack.enter_context(cancellation.serving_budget(_WAIT_BUDGET_SECS))
+            else:
+                stack.enter_context(self._store.locked(variables))
             result = kernel(*inputs)
-            outputs = list(result) if isinstance(result, tuple) else [result]
-            return [None if r is None else np.array(r) for r in outputs]
+        outputs = list(result) if isinstance(result, tuple) else [result]
+        return [None if r is None else np.array(r) for r in outputs]
 
     def _build(self, description: dict) -> Operation:
         graph = self._graph
@@ -155,6 +162,8 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
             try:
                 reply, results = server._answer(header, arrays)
+            except cancellation.RetryLater:  # a wait ran out of budget: the client asks again
+                reply, results = {"retry": True}, []
             except errors.OpError as exc:
                 reply, results = {"error": type(exc).__name__, "message": exc.message}, []
             except Exception as exc:  # a bug or bad request: report it instead of dropping the peer

@@ -33,6 +33,8 @@ class OpKind:
     # `inplace(op, ctx, position)` -> fn(*inputs) that may write its result into inputs[position]
     # (when that input's shape and dtype allow); the executor uses it when the input dies there.
     inplace: Callable | None = None
+    holds_state: bool = False  # the op's output refers to per-session state (variable, queue, ...)
+    blocking: bool = False  # the kernel may wait for other ops; it synchronises itself
     defined_at: str = ""
     gradient_defined_at: str = ""
     extra: dict = field(default_factory=dict)
@@ -47,11 +49,14 @@ def _caller() -> str:
 
 
 def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tuple[int, ...] = (),
-                stateful: bool = False, fresh: bool = False, inplace: Callable | None = None) -> OpKind:
+                stateful: bool = False, fresh: bool = False, inplace: Callable | None = None,
+                holds_state: bool = False, blocking: bool = False) -> OpKind:
     """Register an op type with its kernel factory; registering a type twice fails.
 
     `fresh` promises the kernel's outputs are new arrays; `inplace` gives a variant allowed to
     overwrite an input (see OpKind). Both let the executor reuse buffers of dying temporaries.
+    `holds_state` marks ops whose output other ops take as a reference input (variables, queues);
+    `blocking` marks kernels that may wait for other ops (and do their own locking).
     """
     if op_type in _REGISTRY and _REGISTRY[op_type].kernel is not None:
         raise KeyError(f"Op type {op_type!r} is already registered at {_REGISTRY[op_type].defined_at}")
@@ -61,6 +66,8 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
     kind.stateful = stateful
     kind.fresh = fresh or inplace is not None
     kind.inplace = inplace
+    kind.holds_state = holds_state
+    kind.blocking = blocking
     kind.defined_at = _caller()
     return kind
 

@@ -18,7 +18,7 @@ from tftk.ops.op_builder import make_op
 __all__ = ["variable_op", "assign", "assign_add", "assign_sub", "is_variable_initialized",
            "scatter_update", "scatter_add", "scatter_sub"]
 
-registry.register_op("VariableV2", lambda op, ctx: None)  # written inline by the executor
+registry.register_op("VariableV2", lambda op, ctx: None, holds_state=True)  # read inline by the executor
 registry.not_differentiable("VariableV2")
 
 

@@ -31,6 +31,8 @@ from tftk.train.session_manager import SessionManager  # noqa: F401,E402
 from tftk.train.session_run_hook import (SessionRunArgs, SessionRunContext, SessionRunHook,  # noqa: F401,E402
                                          SessionRunValues)
 from tftk.train.supervisor import Supervisor  # noqa: F401,E402
+from tftk.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401,E402
+from tftk.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401,E402
 
 _LAZY = {"summary_iterator": "tftk.summary.events", "write_graph": "tftk.summary.graph_def",
          "SummaryWriter": "tftk.summary.writer",

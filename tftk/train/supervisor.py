@@ -133,8 +133,21 @@ class Supervisor:
                 init_feed_dict=self._init_feed_dict, init_fn=self._init_fn)
             if start_standard_services:
                 self.start_standard_services(sess)
-            return sess
-        return self._session_manager.wait_for_session(master, config=config, max_wait_secs=max_wait_secs)
+        else:
+            sess = self._session_manager.wait_for_session(master, config=config, max_wait_secs=max_wait_secs)
+        if start_standard_services:
+            self.start_queue_runners(sess)
+        return sess
+
+    def start_queue_runners(self, sess: Any, queue_runners: list | None = None) -> list:
+        """Start `queue_runners` (default: the graph's QUEUE_RUNNERS) under this supervisor's
+        coordinator, so `stop()` ends and joins their threads."""
+        runners = self._graph.get_collection(GraphKeys.QUEUE_RUNNERS) if queue_runners is None else queue_runners
+        threads = []
+        for runner in runners:
+            threads.extend(runner.create_threads(sess, coord=self._coord, daemon=True, start=True))
+        self._started_threads.extend(threads)
+        return threads
 
     def start_standard_services(self, sess: Any) -> list[LooperThread]:
         """Write the graph and a START log, then start the summary, step-counter and checkpoint threads."""

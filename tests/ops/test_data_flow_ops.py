@@ -1,0 +1,145 @@
+"""FIFOQueue and ConditionalAccumulator: order, capacity, closing, staleness, and waits that end."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tftk as tf
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    with tf.Graph().as_default():
+        yield
+
+
+def test_fifo_queue_returns_rows_in_order_and_counts_them():
+    q = tf.FIFOQueue(10, [tf.float32, tf.int32], shapes=[[2], []])
+    enqueue_many = q.enqueue_many(([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [7, 8, 9]))
+    enqueue = q.enqueue(([0.5, 0.5], 10))
+    x, y = q.dequeue()
+    xs, ys = q.dequeue_many(2)
+    assert xs.shape.as_list() == [2, 2] and ys.dtype == tf.int32
+    with tf.Session() as sess:
+        sess.run(enqueue_many)
+        sess.run(enqueue)
+        assert sess.run(q.size()) == 4
+        first = sess.run([x, y])
+        np.testing.assert_array_equal(first[0], [1.0, 2.0])
+        assert first[1] == 7
+        rest = sess.run([xs, ys])
+        np.testing.assert_array_equal(rest[0], [[3.0, 4.0], [5.0, 6.0]])
+        assert rest[1].tolist() == [8, 9] and sess.run(q.size()) == 1
+
+
+def test_each_session_has_its_own_queue():
+    q = tf.FIFOQueue(3, tf.float32)
+    push = q.enqueue(1.0)
+    with tf.Session() as a, tf.Session() as b:
+        a.run(push)
+        assert (a.run(q.size()), b.run(q.size())) == (1, 0)
+
+
+def test_dequeue_waits_for_an_enqueue_from_another_thread():
+    q = tf.FIFOQueue(3, tf.float32)
+    value = tf.placeholder(tf.float32)
+    push = q.enqueue(value)
+    pop = q.dequeue()
+    with tf.Session() as sess:
+        timer = threading.Timer(0.1, lambda: sess.run(push, {value: 4.5}))
+        timer.start()
+        started = time.monotonic()
+        assert sess.run(pop) == 4.5
+        assert time.monotonic() - started >= 0.05
+        timer.join()
+
+
+def test_closed_queue_drains_then_raises_out_of_range_and_rejects_enqueues():
+    q = tf.FIFOQueue(3, tf.int32)
+    push, pop, close = q.enqueue(1), q.dequeue(), q.close()
+    with tf.Session() as sess:
+        sess.run(push)
+        sess.run(close)
+        assert sess.run(pop) == 1
+        with pytest.raises(tf.errors.OutOfRangeError, match="is closed and has insufficient elements "
+                                                            r"\(requested 1, current size 0\)"):
+            sess.run(pop)
+        with pytest.raises(tf.errors.CancelledError, match="is closed"):
+            sess.run(push)
+
+
+def test_full_queue_enqueue_waits_until_a_dequeue_makes_room():
+    q = tf.FIFOQueue(1, tf.int32)
+    push, pop = q.enqueue(1), q.dequeue()
+    with tf.Session() as sess:
+        sess.run(push)
+        threading.Timer(0.1, lambda: sess.run(pop)).start()
+        sess.run(push)  # returns once the timer's dequeue made room
+        assert sess.run(q.size()) == 1
+
+
+def test_closing_the_session_cancels_a_waiting_dequeue():
+    q = tf.FIFOQueue(1, tf.int32)
+    pop = q.dequeue()
+    sess = tf.Session()
+    failures = []
+
+    def consume():
+        try:
+            sess.run(pop)
+        except tf.errors.CancelledError as exc:
+            failures.append(exc)
+    thread = threading.Thread(target=consume)
+    thread.start()
+    time.sleep(0.1)
+    sess.close()
+    thread.join(timeout=5)
+    assert not thread.is_alive() and "was cancelled" in str(failures[0])
+
+
+def test_queue_errors_are_named():
+    q = tf.FIFOQueue(2, [tf.float32, tf.float32])
+    with pytest.raises(ValueError, match="holds 2 components, got 1 values"):
+        q.enqueue(1.0)
+    many = q.enqueue_many(([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="cannot enqueue 3 elements at once into queue "
+                                                                 "'fifo_queue' of capacity 2"):
+            sess.run(many)
+
+
+def test_accumulator_averages_fresh_gradients_and_drops_stale_ones():
+    acc = tf.ConditionalAccumulator(tf.float32, shape=[2])
+    grad, step = tf.placeholder(tf.float32, [2]), tf.placeholder(tf.int64, [])
+    apply = acc.apply_grad(grad, local_step=step)
+    take = acc.take_grad(2)
+    with tf.Session() as sess:
+        sess.run(apply, {grad: [1.0, 2.0], step: 0})
+        sess.run(apply, {grad: [3.0, 6.0], step: 0})
+        assert sess.run(acc.num_accumulated()) == 2
+        np.testing.assert_array_equal(sess.run(take), [2.0, 4.0])  # the mean; the step is now 1
+        sess.run(apply, {grad: [100.0, 100.0], step: 0})  # computed before that update: dropped
+        assert sess.run(acc.num_accumulated()) == 0
+        sess.run(acc.set_global_step(5))
+        sess.run(apply, {grad: [1.0, 1.0], step: 4})
+        sess.run(apply, {grad: [3.0, 3.0], step: 5})
+        sess.run(apply, {grad: [5.0, 5.0], step: 6})
+        np.testing.assert_array_equal(sess.run(take), [4.0, 4.0])
+
+
+def test_accumulator_sum_reduction_and_shape_check():
+    acc = tf.ConditionalAccumulator(tf.float64, reduction_type="SUM")
+    grad = tf.placeholder(tf.float64, None)
+    apply, take = acc.apply_grad(grad), acc.take_grad(2)
+    with tf.Session() as sess:
+        sess.run(apply, {grad: [1.0, 2.0]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"gradient of shape \[3\] does not match"):
+            sess.run(apply, {grad: [1.0, 2.0, 3.0]})
+        sess.run(apply, {grad: [0.5, 0.5]})
+        np.testing.assert_array_equal(sess.run(take), [1.5, 2.5])
+    with pytest.raises(ValueError, match="reduction_type must be 'MEAN' or 'SUM'"):
+        tf.ConditionalAccumulator(tf.float32, reduction_type="MAX")
