@@ -153,3 +153,58 @@ def test_non_chief_gives_up_when_the_model_never_becomes_ready(servers):
     sv = tf.train.Supervisor(is_chief=False, logdir=None, recovery_wait_secs=0.01, summary_op=None, saver=None)
     with pytest.raises(tf.errors.DeadlineExceededError, match="variables not initialized: never_initialised"):
         sv.prepare_or_wait_for_session(server.target, max_wait_secs=0.05)
+
+
+def test_sync_replicas_average_the_gradients_of_two_worker_processes(spawn_task, tmp_path):
+    cluster = local_cluster(ps=1, worker=2)
+    spawn_task(cluster, "ps", 0)
+    worker_program = textwrap.dedent(f"""
+        import sys, time, tftk as tf
+        task = int(sys.argv[1])
+        is_chief = task == 0
+        server = tf.train.Server({cluster!r}, job_name="worker", task_index=task)
+        with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:%d" % task,
+                                                      cluster=server.server_def.cluster)):
+            w = tf.Variable(1.0, name="w")
+            global_step = tf.Variable(0, name="global_step")
+            target = tf.constant(0.0 if is_chief else 3.0)
+            opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.25), replicas_to_aggregate=2,
+                                                 total_num_replicas=2)
+            train = opt.minimize(tf.square(w - target), global_step=global_step)
+        init_tokens = opt.get_init_tokens_op()
+        sv = tf.train.Supervisor(is_chief=is_chief, logdir=None, init_op=tf.global_variables_initializer(),
+                                 recovery_wait_secs=0.05, summary_op=None, saver=None, global_step=global_step)
+        sess = sv.prepare_or_wait_for_session(server.target)
+        if is_chief:
+            sess.run(opt.chief_init_op)
+            sv.start_queue_runners(sess, [opt.get_chief_queue_runner()])
+            sess.run(init_tokens)
+        sess.run(train)  # each replica's gradient at w = 1, then one of the two init tokens
+        if is_chief:
+            deadline = time.monotonic() + 60
+            while sess.run(global_step) < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            print(sess.run([global_step, w]))
+        sv.stop()
+    """)
+    script = tmp_path / "sync_worker.py"
+    script.write_text(worker_program)
+    workers = [subprocess.Popen([sys.executable, str(script), str(t)], stdout=subprocess.PIPE, text=True)
+               for t in (1, 0)]
+    outputs = [w.communicate(timeout=120)[0] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0]
+    # one update from the mean of 2 * (1 - 0) and 2 * (1 - 3): w = 1 - 0.25 * (-1) = 1.25
+    assert outputs == ["", "[np.int32(1), np.float32(1.25)]\n"]
+
+
+def test_monitored_training_session_of_a_non_chief_uses_the_chiefs_initialisation(servers):
+    server = servers({"worker": [f"localhost:{free_port()}"]}, "worker", 0)
+    replicas = [tf.Graph(), tf.Graph()]  # the same program built twice, as two workers would
+    for graph in replicas:
+        with graph.as_default():
+            tf.Variable(tf.random_normal([3]), name="w")
+    with replicas[0].as_default(), tf.train.MonitoredTrainingSession(master=server.target, is_chief=True) as chief:
+        initial = chief.run("w:0")
+        with replicas[1].as_default(), \
+                tf.train.MonitoredTrainingSession(master=server.target, is_chief=False) as worker:
+            np.testing.assert_array_equal(worker.run("w:0"), initial)  # not re-initialised

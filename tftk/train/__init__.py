@@ -25,7 +25,8 @@ from tftk.train.checkpoint_state import (get_checkpoint_state, latest_checkpoint
                                          update_checkpoint_state)
 from tftk.train.coordinator import Coordinator, LooperThread  # noqa: F401,E402
 from tftk.train.monitored_session import (ChiefSessionCreator, MonitoredSession,  # noqa: F401,E402
-                                          MonitoredTrainingSession, Scaffold, SingularMonitoredSession)
+                                          MonitoredTrainingSession, Scaffold, SingularMonitoredSession,
+                                          WorkerSessionCreator)
 from tftk.train.saver import Saver  # noqa: F401,E402
 from tftk.train.session_manager import SessionManager  # noqa: F401,E402
 from tftk.train.session_run_hook import (SessionRunArgs, SessionRunContext, SessionRunHook,  # noqa: F401,E402

@@ -20,7 +20,7 @@ from tftk.train.coordinator import Coordinator
 from tftk.train.session_manager import SessionManager
 from tftk.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 
-__all__ = ["Scaffold", "ChiefSessionCreator", "MonitoredSession", "SingularMonitoredSession",
+__all__ = ["Scaffold", "ChiefSessionCreator", "WorkerSessionCreator", "MonitoredSession", "SingularMonitoredSession",
            "MonitoredTrainingSession"]
 
 USE_DEFAULT = object()
@@ -104,6 +104,21 @@ class ChiefSessionCreator:
             checkpoint_dir=self._checkpoint_dir, config=self._config,
             init_feed_dict=self._scaffold.init_feed_dict, init_fn=self._scaffold.init_fn,
             checkpoint_filename_with_path=self._checkpoint_filename_with_path)
+
+
+class WorkerSessionCreator:
+    """Creates sessions for a non-chief worker: wait until the chief has made the model ready."""
+
+    def __init__(self, scaffold: Scaffold | None = None, master: str = "", config: Any = None,
+                 max_wait_secs: float = 30 * 60):
+        self._scaffold = scaffold or Scaffold()
+        self._master, self._config, self._max_wait_secs = master, config, max_wait_secs
+
+    def create_session(self) -> Any:
+        self._scaffold.finalize()
+        manager = SessionManager(local_init_op=self._scaffold.local_init_op, ready_op=self._scaffold.ready_op,
+                                 graph=get_default_graph(), recovery_wait_secs=1)
+        return manager.wait_for_session(self._master, config=self._config, max_wait_secs=self._max_wait_secs)
 
 
 class MonitoredSession:
@@ -209,12 +224,12 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True,  # noqa: N
       log_step_count_steps: write global_step/sec every N steps (None: off).
       summary_dir: where summaries go (default checkpoint_dir).
 
-    Raises:
-      UnimplementedError: is_chief=False (workers need a cluster; tftk runs in-process).
+    A non-chief (is_chief=False) waits for the chief to initialise the model on `master` and runs
+    only `hooks`: checkpoints and summaries are the chief's.
     """
     if not is_chief:
-        raise errors.UnimplementedError(None, None, "MonitoredTrainingSession(is_chief=False) needs a "
-                                        "distributed cluster, which tftk does not run; use is_chief=True")
+        creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
+        return MonitoredSession(creator, list(hooks or []), stop_grace_period_secs)
     if save_checkpoint_secs is USE_DEFAULT and save_checkpoint_steps is USE_DEFAULT:
         save_checkpoint_secs, save_checkpoint_steps = 600, None
     elif save_checkpoint_secs is USE_DEFAULT:
