@@ -47,13 +47,18 @@ def shape_of(like: Tensor) -> Tensor:
 
 
 def unbroadcast(grad: Tensor, like: Tensor) -> Tensor:
-    """Sum `grad` down to the shape of `like` (undoing numpy broadcasting in the forward op)."""
+    """Sum `grad` down to the shape of `like` (undoing numpy broadcasting in the forward op).
+
+    The result is named "Reshape" (then "Reshape_1", ...) in the gradient's scope, as TF1's
+    sum-then-reshape is, so programs printing gradient tensors see TF1's names; when no sum is
+    needed it is an Identity, which costs nothing at run time.
+    """
     g_dims, x_dims = grad.shape.as_tuple(), like.shape.as_tuple()
     if g_dims is not None and g_dims == x_dims and like.shape.is_fully_defined():
-        return grad
+        return make_op("Identity", [grad], grad.dtype, grad.shape, "Reshape")
     if like.shape.is_fully_defined():
-        return make_op("SumToShape", [grad], grad.dtype, like.shape, attrs={"shape": x_dims})
-    return make_op("SumToShapeOf", [grad, shape_of(like)], grad.dtype, like.shape)
+        return make_op("SumToShape", [grad], grad.dtype, like.shape, "Reshape", attrs={"shape": x_dims})
+    return make_op("SumToShapeOf", [grad, shape_of(like)], grad.dtype, like.shape, "Reshape")
 
 
 registry.register_op("SumToShape", lambda op, ctx: _bind_sum_to(op.get_attr("shape")))
