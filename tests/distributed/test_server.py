@@ -118,6 +118,11 @@ def test_uninitialised_variable_on_another_task_fails_naming_it(servers, spawn_t
         with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value weights"):
             sess.run(w + 1.0)
         assert sess.run(tf.report_uninitialized_variables()).tolist() == [b"weights"]
+        sess.run(w.initializer)
+        value = tf.placeholder(tf.float32, None)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"bad_assign: Assign requires shapes of both "
+                                                                  r"tensors to match.*\(on task localhost:"):
+            sess.run(tf.assign(w, value, name="bad_assign"), {value: [1.0, 2.0]})
 
 
 def test_unreachable_task_fails_with_the_address_after_the_timeout():

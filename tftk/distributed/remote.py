@@ -161,6 +161,7 @@ class ClusterContext(KernelContext):
     def _remote_kernel(self, op: Operation, refs: tuple, address: str):
         description = {
             "type": op.type,
+            "name": op.name,
             "attrs": {name: _encoded_attr(op, name, value) for name, value in op.attrs.items()},
             "inputs": [{"dtype": t.dtype.name, "shape": t.shape.as_list() if t.shape.ndims is not None else None,
                         "variable": _variable_of(t).name if i in refs else None}

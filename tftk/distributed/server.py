@@ -146,7 +146,8 @@ class _RemoteOps:
             inputs.append(producer.outputs[0])
         outputs = [(dtypes.as_dtype(o["dtype"]), TensorShape(o["shape"])) for o in description["outputs"]]
         attrs = {name: wire.decode_attr(value) for name, value in description["attrs"].items()}
-        return graph.create_op(description["type"], inputs, outputs, description["type"], attrs)
+        # the client's name (made unique here), so errors name the op the user built
+        return graph.create_op(description["type"], inputs, outputs, description["name"], attrs)
 
 
 class _Handler(socketserver.BaseRequestHandler):
