@@ -36,7 +36,9 @@ from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_b
                                clip_by_value, global_norm)
 from tftk.ops.constant_op import constant, placeholder, placeholder_with_default
 from tftk.ops.control_flow_ops import case, cond, group, no_op, tuple, with_dependencies  # noqa: A004
-from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
+from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue, QueueBase, RandomShuffleQueue
+from tftk.ops.io_ops import (FixedLengthRecordReader, TextLineReader, TFRecordReader, WholeFileReader,
+                             decode_csv, decode_raw)
 from tftk.ops.gradients_impl import AggregationMethod, gradients
 from tftk.ops.init_ops import (constant_initializer, glorot_normal_initializer,
                                glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
@@ -63,7 +65,7 @@ from tftk.ops.sparse_ops import sparse_placeholder, sparse_tensor_to_dense, spar
 from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce_join,
                                  string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
                                  string_to_hash_bucket_strong, substr)
-from tftk.ops.state_ops import (assign, assign_add, assign_sub, scatter_add, scatter_sub,
+from tftk.ops.state_ops import (assign, assign_add, assign_sub, count_up_to, scatter_add, scatter_sub,
                                 scatter_update)
 from tftk.ops.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable,
                                      get_variable_scope, variable_op_scope, variable_scope)
@@ -96,6 +98,7 @@ from tftk import summary, train  # noqa: E402  (packages that are their own name
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",
          "Summary": "tftk.summary.writer", "Event": "tftk.summary.writer",
          "SessionLog": "tftk.summary.writer", "python": "tftk.api.python",
+         "python_io": "tftk.api.python_io",
          "ClusterSpec": "tftk.distributed.cluster",
          "replica_device_setter": "tftk.distributed.device_setter"}  # TF 0.x spelling of tf.train's
 
@@ -105,7 +108,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
         module = importlib.import_module(_LAZY[name])
-        value = module if name == "python" else getattr(module, name)
+        value = module if name in ("python", "python_io") else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'tftk' has no attribute {name!r}")

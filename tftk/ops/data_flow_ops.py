@@ -20,14 +20,14 @@ from tftk.framework.ops import Operation, Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.ops.op_builder import make_multi_op, make_op
 
-__all__ = ["FIFOQueue", "ConditionalAccumulator"]
+__all__ = ["QueueBase", "FIFOQueue", "RandomShuffleQueue", "ConditionalAccumulator"]
 
 _CREATING = threading.Lock()
 
 
-def _state_getter(op: Operation, ctx: Any, create):
-    """A function returning the state behind op's handle input, created on first use."""
-    box = ctx.ref_box(op, 0)
+def _state_getter(op: Operation, ctx: Any, create, input_index: int = 0):
+    """A function returning the state behind one of op's handle inputs, created on first use."""
+    box = ctx.ref_box(op, input_index)
 
     def get() -> Any:
         if box.value is None:
@@ -42,12 +42,15 @@ def _state_getter(op: Operation, ctx: Any, create):
 
 
 class _QueueState:
-    """Rows of component arrays, first in first out, at most `capacity` (< 0: unbounded)."""
+    """Rows of component arrays, at most `capacity` (< 0: unbounded). First in first out, or, for
+    a RandomShuffleQueue, a random row while more than `min_after_dequeue` remain (or it is closed)."""
 
     def __init__(self, attrs: dict):
         self.name = attrs["queue_name"]
         self.capacity = attrs["capacity"]
-        self.rows: collections.deque = collections.deque()
+        self.min_after_dequeue = attrs.get("min_after_dequeue")
+        self.rng = np.random.default_rng(attrs.get("seed")) if self.min_after_dequeue is not None else None
+        self.rows: collections.deque | list = [] if self.rng is not None else collections.deque()
         self.closed = False
         self.cond = threading.Condition()
 
@@ -60,20 +63,29 @@ class _QueueState:
             wait_until(self.cond, lambda: self.closed or self.capacity < 0
                        or len(self.rows) + len(rows) <= self.capacity, op, session_closed)
             if self.closed:
-                raise errors.CancelledError(None, op, f"FIFOQueue '{self.name}' is closed.")
+                raise errors.CancelledError(None, op, f"Queue '{self.name}' is closed.")
             self.rows.extend(rows)
             self.cond.notify_all()
 
-    def take(self, n: int, op: Operation, session_closed: threading.Event) -> list[tuple]:
+    def take(self, n: int, op: Operation, session_closed: threading.Event, up_to: bool = False) -> list[tuple]:
+        """n rows; with `up_to`, fewer once the queue is closed (but at least one)."""
+        keep = self.min_after_dequeue or 0
         with self.cond:
-            wait_until(self.cond, lambda: self.closed or len(self.rows) >= n, op, session_closed)
-            if len(self.rows) < n:
+            wait_until(self.cond, lambda: self.closed or len(self.rows) >= n + keep, op, session_closed)
+            if len(self.rows) < n and not (up_to and self.rows):
                 raise errors.OutOfRangeError(
-                    None, op, f"FIFOQueue '{self.name}' is closed and has insufficient elements (requested "
+                    None, op, f"Queue '{self.name}' is closed and has insufficient elements (requested "
                     f"{n}, current size {len(self.rows)})")
-            taken = [self.rows.popleft() for _ in range(n)]
+            taken = [self._pop() for _ in range(min(n, len(self.rows)))]
             self.cond.notify_all()
             return taken
+
+    def _pop(self) -> tuple:
+        if self.rng is None:
+            return self.rows.popleft()
+        i = int(self.rng.integers(len(self.rows)))
+        self.rows[i], self.rows[-1] = self.rows[-1], self.rows[i]
+        return self.rows.pop()
 
     def close(self) -> None:
         with self.cond:
@@ -91,7 +103,7 @@ def _rows_of(op: Operation, components: Sequence[np.ndarray], many: bool) -> lis
         if len(sizes) != 1 or None in sizes:
             raise errors.InvalidArgumentError(None, op, f"{op.name}: enqueue_many needs components with one "
                                               f"shared first dimension, got shapes {[a.shape for a in arrays]}")
-        rows = [tuple(a[i] for a in arrays) for i in range(sizes.pop())]
+        rows = [tuple(a[i, ...] for a in arrays) for i in range(sizes.pop())]  # arrays, even of strings
     else:
         rows = [tuple(arrays)]
     for shape, index in zip(shapes, range(len(arrays))):
@@ -111,13 +123,13 @@ def _bind_enqueue(many: bool):
     return factory
 
 
-def _bind_dequeue(many: bool):
+def _bind_dequeue(many: bool, up_to: bool = False):
     def factory(op: Operation, ctx: Any):
         queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs))
         n_components = len(op.get_attr("component_types"))
 
         def kernel(*count: np.ndarray) -> Any:
-            rows = queue().take(int(count[0]) if many else 1, op, ctx.closed)
+            rows = queue().take(int(count[0]) if many else 1, op, ctx.closed, up_to)
             columns = [np.stack([r[i] for r in rows]) if many else rows[0][i] for i in range(n_components)]
             return columns[0] if n_components == 1 else tuple(columns)
         return kernel
@@ -142,38 +154,32 @@ def _bind_handle(op: Operation, ctx: Any):
 for _op_type, _factory, _blocking in (
         ("QueueEnqueueV2", _bind_enqueue(False), True), ("QueueEnqueueManyV2", _bind_enqueue(True), True),
         ("QueueDequeueV2", _bind_dequeue(False), True), ("QueueDequeueManyV2", _bind_dequeue(True), True),
+        ("QueueDequeueUpToV2", _bind_dequeue(True, up_to=True), True),
         ("QueueSizeV2", _bind_size, False), ("QueueCloseV2", _bind_close, False)):
     registry.register_op(_op_type, _factory, ref_inputs=(0,), stateful=True, blocking=_blocking)
 registry.register_op("FIFOQueueV2", _bind_handle, stateful=True, holds_state=True)
-registry.not_differentiable("FIFOQueueV2", "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2",
-                            "QueueDequeueManyV2", "QueueSizeV2", "QueueCloseV2")
+registry.register_op("RandomShuffleQueueV2", _bind_handle, stateful=True, holds_state=True)
+registry.not_differentiable("FIFOQueueV2", "RandomShuffleQueueV2", "QueueEnqueueV2", "QueueEnqueueManyV2",
+                            "QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2", "QueueSizeV2",
+                            "QueueCloseV2")
 
 
-class FIFOQueue:
-    """A first-in first-out queue of tuples of tensors (TF1's `tf.FIFOQueue`).
+class QueueBase:
+    """What FIFOQueue and RandomShuffleQueue share: a handle op and the ops using it."""
 
-    Args:
-      capacity: the most elements it holds; enqueues wait for room (a negative capacity: no limit).
-      dtypes: the component dtypes (one DType or a list).
-      shapes: optional static shape of each component (needed by dequeue_many for static shapes).
-      shared_name: accepted; queues are shared by name on a task like variables.
-    """
-
-    def __init__(self, capacity: int, dtypes: Any, shapes: Any = None, names: Any = None,
-                 shared_name: str | None = None, name: str = "fifo_queue"):
+    def __init__(self, handle_type: str, capacity: int, dtypes: Any, shapes: Any, names: Any,
+                 shared_name: str | None, name: str, extra_attrs: dict):
         if names is not None:
-            raise NotImplementedError("FIFOQueue(names=...) is not supported; enqueue tuples of tensors")
+            raise NotImplementedError("Queues with names=... are not supported; enqueue tuples of tensors")
         types = [_dtype(t) for t in (dtypes if isinstance(dtypes, (list, tuple)) else [dtypes])]
         shapes = [TensorShape(None)] * len(types) if shapes is None else [as_shape(s) for s in shapes]
         if len(shapes) != len(types):
-            raise ValueError(f"FIFOQueue has {len(types)} dtypes but {len(shapes)} shapes")
+            raise ValueError(f"A queue of {len(types)} dtypes needs as many shapes, got {len(shapes)}")
         self._dtypes, self._shapes = types, shapes
-        handle = make_op("FIFOQueueV2", [], _dtype("string"), [], name,
-                         {"capacity": int(capacity), "component_types": types, "shapes": shapes,
-                          "shared_name": shared_name or ""})
-        self._queue_ref = handle
-        self._attrs = {"capacity": int(capacity), "component_types": types, "shapes": shapes,
-                       "queue_name": handle.op.name}
+        attrs = {"capacity": int(capacity), "component_types": types, "shapes": shapes, **extra_attrs}
+        self._queue_ref = make_op(handle_type, [], _dtype("string"), [], name,
+                                  {**attrs, "shared_name": shared_name or ""})
+        self._attrs = {**attrs, "queue_name": self._queue_ref.op.name}
 
     queue_ref = property(lambda self: self._queue_ref)
     name = property(lambda self: self._queue_ref.op.name)
@@ -194,12 +200,12 @@ class FIFOQueue:
         return op.outputs[0] if len(op.outputs) == 1 else op.outputs
 
     def dequeue_many(self, n: Any, name: str | None = None) -> Any:
-        count = convert_to_tensor(n, dtype=_dtype("int32"))
-        static = n if isinstance(n, int) else None
-        specs = [(t, TensorShape([static]).concatenate(s) if s.ndims is not None else TensorShape(None))
-                 for t, s in zip(self._dtypes, self._shapes)]
-        op = make_multi_op("QueueDequeueManyV2", [self._queue_ref, count], specs, name or "dequeue_many", self._attrs)
-        return op.outputs[0] if len(op.outputs) == 1 else op.outputs
+        """n elements stacked; waits for them (OutOfRangeError if the queue closes short)."""
+        return self._dequeue_n("QueueDequeueManyV2", n, n if isinstance(n, int) else None, name or "dequeue_many")
+
+    def dequeue_up_to(self, n: Any, name: str | None = None) -> Any:
+        """Like dequeue_many, but a closed queue gives what is left (at least one element)."""
+        return self._dequeue_n("QueueDequeueUpToV2", n, None, name or "dequeue_up_to")
 
     def size(self, name: str | None = None) -> Tensor:
         return make_op("QueueSizeV2", [self._queue_ref], _dtype("int32"), [], name or "size", self._attrs)
@@ -209,11 +215,48 @@ class FIFOQueue:
         return make_multi_op("QueueCloseV2", [self._queue_ref], [], name or "close",
                              {**self._attrs, "cancel_pending_enqueues": bool(cancel_pending_enqueues)})
 
+    def _dequeue_n(self, op_type: str, n: Any, static: int | None, name: str) -> Any:
+        count = convert_to_tensor(n, dtype=_dtype("int32"))
+        specs = [(t, TensorShape([static]).concatenate(s) if s.ndims is not None else TensorShape(None))
+                 for t, s in zip(self._dtypes, self._shapes)]
+        op = make_multi_op(op_type, [self._queue_ref, count], specs, name, self._attrs)
+        return op.outputs[0] if len(op.outputs) == 1 else op.outputs
+
     def _components(self, vals: Any) -> list[Tensor]:
         vals = list(vals) if isinstance(vals, (list, tuple)) else [vals]
         if len(vals) != len(self._dtypes):
             raise ValueError(f"Queue {self.name} holds {len(self._dtypes)} components, got {len(vals)} values")
         return [convert_to_tensor(v, dtype=t) for v, t in zip(vals, self._dtypes)]
+
+
+class FIFOQueue(QueueBase):
+    """A first-in first-out queue of tuples of tensors (TF1's `tf.FIFOQueue`).
+
+    Args:
+      capacity: the most elements it holds; enqueues wait for room (a negative capacity: no limit).
+      dtypes: the component dtypes (one DType or a list).
+      shapes: optional static shape of each component (needed by dequeue_many for static shapes).
+      shared_name: accepted; queues are shared by name on a task like variables.
+    """
+
+    def __init__(self, capacity: int, dtypes: Any, shapes: Any = None, names: Any = None,
+                 shared_name: str | None = None, name: str = "fifo_queue"):
+        super().__init__("FIFOQueueV2", capacity, dtypes, shapes, names, shared_name, name, {})
+
+
+class RandomShuffleQueue(QueueBase):
+    """A queue that dequeues a random element while more than `min_after_dequeue` remain
+    (TF1's `tf.RandomShuffleQueue`, the mixing buffer of shuffle_batch)."""
+
+    def __init__(self, capacity: int, min_after_dequeue: int, dtypes: Any, shapes: Any = None, names: Any = None,
+                 seed: int | None = None, shared_name: str | None = None, name: str = "random_shuffle_queue"):
+        from tftk.ops.random_ops import get_seed
+        if not 0 <= min_after_dequeue < capacity:
+            raise ValueError(f"min_after_dequeue ({min_after_dequeue}) must be >= 0 and below capacity ({capacity})")
+        seed1, seed2 = get_seed(seed)
+        super().__init__("RandomShuffleQueueV2", capacity, dtypes, shapes, names, shared_name, name,
+                         {"min_after_dequeue": int(min_after_dequeue),
+                          "seed": None if seed1 is None else [int(seed1), int(seed2 or 0)]})
 
 
 # ---- ConditionalAccumulator -----------------------------------------------------------------

@@ -15,7 +15,7 @@ from tftk.framework.ops import Operation, Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops.op_builder import make_op
 
-__all__ = ["variable_op", "assign", "assign_add", "assign_sub", "is_variable_initialized",
+__all__ = ["variable_op", "assign", "assign_add", "assign_sub", "count_up_to", "is_variable_initialized",
            "scatter_update", "scatter_add", "scatter_sub"]
 
 registry.register_op("VariableV2", lambda op, ctx: None, holds_state=True)  # read inline by the executor
@@ -106,6 +106,36 @@ def assign_add(ref: Any, value: Any, use_locking: bool | None = None, name: str 
 def assign_sub(ref: Any, value: Any, use_locking: bool | None = None, name: str | None = None) -> Tensor:
     """ref -= value, in place; returns the new value."""
     return _update("AssignSub", ref, value, name)
+
+
+def _bind_count_up_to(op, ctx):
+    box = ctx.ref_box(op, 0)
+    limit = op.get_attr("limit")
+
+    def kernel():
+        current = box.value
+        if current is None:
+            raise errors.FailedPreconditionError(
+                None, op, f"Attempting to use uninitialized value {box.name} in {op.name}")
+        before = current.copy()
+        if before >= limit:
+            raise errors.OutOfRangeError(None, op, f"Reached limit of {limit}")
+        current += 1
+        return before
+    return kernel
+
+
+registry.register_op("CountUpTo", _bind_count_up_to, ref_inputs=(0,), stateful=True)
+registry.not_differentiable("CountUpTo")
+
+
+def count_up_to(ref: Any, limit: int, name: str | None = None) -> Tensor:
+    """Increment the integer variable `ref` until it reaches `limit`; returns the value before the
+    increment, and raises OutOfRangeError once the limit is reached (epoch counters)."""
+    ref_t = _ref_tensor(ref)
+    if not ref_t.dtype.is_integer or ref_t.shape.ndims not in (None, 0):
+        raise TypeError(f"count_up_to needs a scalar integer variable, got {ref_t.shape} {ref_t.dtype.name}")
+    return make_op("CountUpTo", [ref_t], ref_t.dtype, [], name or "CountUpTo", {"limit": int(limit)})
 
 
 def _bind_scatter(mode: str):

@@ -117,6 +117,11 @@ class Variable:
         out = state_ops.assign(self, value, use_locking=use_locking, name=name)
         return out if read_value else out.op
 
+    def count_up_to(self, limit: int) -> Tensor:
+        """Increment this integer variable until `limit` (then OutOfRangeError); returns the old value."""
+        from tftk.ops.state_ops import count_up_to
+        return count_up_to(self, limit)
+
     def assign_add(self, delta: Any, use_locking: bool = False, name: str | None = None,
                    read_value: bool = True) -> Any:
         out = state_ops.assign_add(self, delta, use_locking=use_locking, name=name)

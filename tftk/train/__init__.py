@@ -33,6 +33,9 @@ from tftk.train.session_run_hook import (SessionRunArgs, SessionRunContext, Sess
                                          SessionRunValues)
 from tftk.train.supervisor import Supervisor  # noqa: F401,E402
 from tftk.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401,E402
+from tftk.train import queue_runner  # noqa: F401,E402  (tf.train.queue_runner.QueueRunner, TF1's spelling)
+from tftk.train.input import (batch, input_producer, limit_epochs, range_input_producer,  # noqa: F401,E402
+                              shuffle_batch, slice_input_producer, string_input_producer)
 from tftk.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401,E402
 
 _LAZY = {"summary_iterator": "tftk.summary.events", "write_graph": "tftk.summary.graph_def",
