@@ -213,3 +213,27 @@ def test_monitored_training_session_of_a_non_chief_uses_the_chiefs_initialisatio
         with replicas[1].as_default(), \
                 tf.train.MonitoredTrainingSession(master=server.target, is_chief=False) as worker:
             np.testing.assert_array_equal(worker.run("w:0"), initial)  # not re-initialised
+
+
+def test_a_stopped_server_ends_its_connections():
+    from tftk.distributed.remote import Channel
+    server = tf.train.Server.create_local_server()
+    channel = Channel(server.target[len("grpc://"):])
+    assert channel.call("describe")[0]["job"] == "local"
+    server.stop()
+    with pytest.raises(tf.errors.UnavailableError, match="Lost the connection to task localhost:"):
+        channel.call("describe")
+
+
+def test_a_dead_ps_task_fails_the_run_naming_it(servers, spawn_task):
+    cluster = local_cluster(ps=1, worker=1)
+    ps = spawn_task(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(1.0, name="w")
+    with tf.Session(worker.target) as sess:
+        sess.run(w.initializer)
+        ps.kill()
+        ps.wait()
+        with pytest.raises(tf.errors.UnavailableError, match=f"Lost the connection to task {cluster['ps'][0]}"):
+            sess.run(w)

@@ -176,8 +176,26 @@ class _Handler(socketserver.BaseRequestHandler):
 
 
 class _TCPServer(socketserver.ThreadingTCPServer):
+    """Threaded server that remembers its open connections, so stopping it ends them too."""
+
     daemon_threads = True
     allow_reuse_address = True
+
+    def __init__(self, address: tuple, handler: type):
+        super().__init__(address, handler)
+        self.connections: set[socket.socket] = set()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        self.connections.add(request)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.discard(request)
+
+    def close_connections(self) -> None:
+        for connection in list(self.connections):
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
 
 class Server:
@@ -266,6 +284,7 @@ class Server:
         _in_process.pop(self._address, None)
         self._tcp.shutdown()
         self._tcp.server_close()
+        self._tcp.close_connections()
         self._tcp = None
 
     def _answer(self, header: dict, arrays: list) -> tuple[dict, list]:
