@@ -74,3 +74,21 @@ def test_replica_device_setter_with_a_custom_strategy_and_ps_ops():
         c = tf.constant(2.0)
         s = v + c
     assert (v.device, c.device, s.device) == ("/job:ps/task:2", "/job:ps/task:2", "/job:worker")
+
+
+def test_colocate_with_overrides_device_functions_so_slots_follow_their_variable():
+    cluster = {"ps": ["p0:1", "p1:1"], "worker": ["w0:1"]}
+    with tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device="/job:worker/task:0")):
+        a, b = tf.Variable([1.0]), tf.Variable([2.0])
+        global_step = tf.Variable(0)
+        opt = tf.train.AdamOptimizer(0.1)
+        opt.minimize(tf.reduce_sum(a * b), global_step=global_step)
+        with tf.colocate_with(b):
+            near_b = tf.constant(1.0)
+        sync = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1), replicas_to_aggregate=1)
+        sync.minimize(tf.reduce_sum(a), global_step=global_step)
+    assert (a.device, b.device, global_step.device) == ("/job:ps/task:0", "/job:ps/task:1", "/job:ps/task:0")
+    assert [opt.get_slot(a, n).device for n in ("m", "v")] == ["/job:ps/task:0"] * 2
+    assert [opt.get_slot(b, n).device for n in ("m", "v")] == ["/job:ps/task:1"] * 2
+    assert near_b.device == "/job:ps/task:1"
+    assert sync._local_step.device == "/job:worker/task:0"  # each replica's own step

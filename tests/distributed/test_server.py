@@ -11,6 +11,17 @@ import tftk as tf
 from tests.distributed.conftest import free_port, local_cluster
 
 
+def _outputs_of(workers: list, timeout: float = 120) -> list[str]:
+    """Each worker process's stdout; all are killed if one outlives the timeout."""
+    try:
+        return [w.communicate(timeout=timeout)[0] for w in workers]
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+
+
 def _train_adagrad(target: str = "", cluster=None, steps: int = 20):
     """w -> w - lr * grad / sqrt(accum) on loss w^2, variables on the ps when a cluster is given."""
     tf.reset_default_graph()
@@ -62,6 +73,29 @@ def test_training_with_variables_on_a_ps_process_equals_the_local_run(servers, s
     assert remote_w.dtype == np.float32 and remote_w.shape == (2,)
 
 
+def test_adam_over_two_ps_tasks_equals_the_local_run(servers, spawn_task):
+    def train(target="", cluster=None):
+        tf.reset_default_graph()
+        setter = tf.train.replica_device_setter(cluster=cluster) if cluster else None
+        with tf.device(setter):
+            a, b = tf.Variable([1.0, 2.0]), tf.Variable([[0.5], [-1.0]])
+            loss = tf.reduce_sum(tf.square(tf.matmul(tf.reshape(a, [1, 2]), b) - 3.0))
+            train_op = tf.train.AdamOptimizer(0.05).minimize(loss)
+        with tf.Session(target) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(10):
+                sess.run(train_op)
+            return sess.run([a, b])
+
+    cluster = local_cluster(ps=2, worker=1)
+    spawn_task(cluster, "ps", 0)
+    spawn_task(cluster, "ps", 1)
+    worker = servers(cluster, "worker", 0)
+    remote, local = train(worker.target, cluster), train()
+    for r, l in zip(remote, local):
+        np.testing.assert_array_equal(r, l)
+
+
 def test_two_worker_processes_share_the_ps_variables_and_lose_no_update(spawn_task, tmp_path):
     cluster = local_cluster(ps=1, worker=2)
     spawn_task(cluster, "ps", 0)
@@ -84,7 +118,7 @@ def test_two_worker_processes_share_the_ps_variables_and_lose_no_update(spawn_ta
     script.write_text(worker_program)
     workers = [subprocess.Popen([sys.executable, str(script), str(t)], stdout=subprocess.PIPE, text=True)
                for t in (1, 0)]  # the non-chief starts first and waits for the chief's initialisation
-    outputs = [w.communicate(timeout=120)[0] for w in workers]
+    outputs = _outputs_of(workers)
     assert [w.returncode for w in workers] == [0, 0] and outputs == ["done\n", "done\n"]
     with tf.device("/job:ps/task:0"):
         total = tf.Variable(0, name="total")
@@ -196,7 +230,7 @@ def test_sync_replicas_average_the_gradients_of_two_worker_processes(spawn_task,
     script.write_text(worker_program)
     workers = [subprocess.Popen([sys.executable, str(script), str(t)], stdout=subprocess.PIPE, text=True)
                for t in (1, 0)]
-    outputs = [w.communicate(timeout=120)[0] for w in workers]
+    outputs = _outputs_of(workers)
     assert [w.returncode for w in workers] == [0, 0]
     # one update from the mean of 2 * (1 - 0) and 2 * (1 - 3): w = 1 - 0.25 * (-1) = 1.25
     assert outputs == ["", "[np.int32(1), np.float32(1.25)]\n"]

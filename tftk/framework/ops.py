@@ -354,6 +354,20 @@ class Graph:
         finally:
             self._device_stack.pop()
 
+    @contextlib.contextmanager
+    def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
+        """New ops go on `op`'s device: as in TF1, colocation is stronger than the device scopes
+        (and functions such as replica_device_setter) around it, which are set aside inside."""
+        target = op.op if hasattr(op, "op") and not isinstance(op, Operation) else op
+        if target is None:
+            yield
+            return
+        saved, self._device_stack = self._device_stack, [target.device]
+        try:
+            yield
+        finally:
+            self._device_stack = saved
+
     def _apply_device_scopes(self, op: "Operation") -> None:
         """TF1's order: the innermost scope first; outer names only fill fields still unset."""
         for scope in reversed(self._device_stack):
@@ -538,10 +552,9 @@ def _device_name(device: Any) -> str:
     return device.to_string() if isinstance(device, DeviceSpec) else (device or "")
 
 
-@contextlib.contextmanager
-def colocate_with(op: Any, ignore_existing: bool = False) -> Iterator[None]:
-    """Accepted for compatibility; placement is always the CPU."""
-    yield
+def colocate_with(op: Any, ignore_existing: bool = False):
+    """Place the ops created inside on `op`'s device (a Tensor, Operation or Variable)."""
+    return get_default_graph().colocate_with(op, ignore_existing)
 
 
 def add_to_collection(name: str, value: Any) -> None:

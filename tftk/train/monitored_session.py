@@ -37,16 +37,19 @@ class Scaffold:
                  saver: Any = None, copy_from_scaffold: Any = None):
         self._init_op, self._init_feed_dict, self._user_init_fn = init_op, init_feed_dict, init_fn
         self._ready_op, self._local_init_op = ready_op, local_init_op
+        self._ready_for_local_init_op = ready_for_local_init_op
         self._summary_op, self._saver = summary_op, saver
 
     def finalize(self) -> "Scaffold":
         """Create the missing ops, then finalize the graph (no op may be added afterwards)."""
         from tftk.ops.control_flow_ops import group
         from tftk.ops.summary_ops import merge_all
-        from tftk.ops.variables import (global_variables_initializer, local_variables_initializer,
-                                        report_uninitialized_variables)
+        from tftk.ops.variables import (global_variables, global_variables_initializer,
+                                        local_variables_initializer, report_uninitialized_variables)
         from tftk.train.saver import Saver
         graph = get_default_graph()
+        if self._ready_for_local_init_op is None:
+            self._ready_for_local_init_op = report_uninitialized_variables(global_variables())
         if self._init_op is None:
             self._init_op = _first(graph, GraphKeys.INIT_OP) or global_variables_initializer()
         if self._ready_op is None:
@@ -66,6 +69,7 @@ class Scaffold:
     init_op = property(lambda self: self._init_op)
     init_feed_dict = property(lambda self: self._init_feed_dict)
     ready_op = property(lambda self: self._ready_op)
+    ready_for_local_init_op = property(lambda self: self._ready_for_local_init_op)
     local_init_op = property(lambda self: self._local_init_op)
     summary_op = property(lambda self: self._summary_op)
     saver = property(lambda self: self._saver)
@@ -117,6 +121,7 @@ class WorkerSessionCreator:
     def create_session(self) -> Any:
         self._scaffold.finalize()
         manager = SessionManager(local_init_op=self._scaffold.local_init_op, ready_op=self._scaffold.ready_op,
+                                 ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
                                  graph=get_default_graph(), recovery_wait_secs=1)
         return manager.wait_for_session(self._master, config=self._config, max_wait_secs=self._max_wait_secs)
 

@@ -268,7 +268,7 @@ class Optimizer:
         key = (name, graph)
         if key not in self._non_slot_dict:
             dtype = None if isinstance(initial_value, (Tensor, Variable)) else like.dtype
-            with graph.as_default(), graph.name_scope(None):
+            with graph.as_default(), graph.name_scope(None), graph.colocate_with(like.op):
                 self._non_slot_dict[key] = Variable(initial_value, name=name, trainable=False, dtype=dtype)
         return self._non_slot_dict[key]
 
@@ -282,7 +282,7 @@ class Optimizer:
 def create_slot_variable(primary: Any, initial: Callable[[], Any], op_name: str) -> Variable:
     """A non-trainable variable named `<primary>/<op_name>` (uniquified `_1`, `_2`, ...), as TF1's slot_creator."""
     graph = primary.op.graph
-    with graph.as_default(), graph.name_scope(None):
+    with graph.as_default(), graph.name_scope(None), graph.colocate_with(primary.op):  # on primary's task
         return Variable(initial, name=f"{primary.op.name}/{op_name}", trainable=False, dtype=primary.dtype)
 
 

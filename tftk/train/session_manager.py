@@ -19,6 +19,8 @@ from tftk.train.checkpoint_state import get_checkpoint_state, latest_checkpoint
 
 __all__ = ["SessionManager"]
 
+USE_READY_OP = object()
+
 
 class SessionManager:
     """Restore-or-initialise sessions for `graph`.
@@ -26,8 +28,9 @@ class SessionManager:
     Args:
       local_init_op: run after restore/init, every time (local variables).
       ready_op: a string tensor listing uninitialised variables (empty = ready), or None.
-      ready_for_local_init_op, local_init_run_options: accepted for TF1 compatibility, unused
-        (local_init_op always runs after the restore or init).
+      ready_for_local_init_op: what must be initialised before a waiting worker's local_init_op
+        runs (wait_for_session); prepare_session runs local_init_op right after restore or init.
+      local_init_run_options: accepted for TF1 compatibility, unused.
       graph: default: the default graph.
       recovery_wait_secs: polling interval while waiting for a checkpoint.
     """
@@ -102,7 +105,8 @@ class SessionManager:
 
     def wait_for_session(self, master: str = "", config: Any = None, max_wait_secs: float = float("inf")) -> Session:
         """A session on `master` once the model is ready there (a non-chief worker waiting for the
-        chief to initialise the shared variables); polls every recovery_wait_secs.
+        chief to initialise the shared variables); polls every recovery_wait_secs. As in TF1, this
+        worker's local_init_op runs as soon as ready_for_local_init_op reports nothing missing.
 
         Raises:
           DeadlineExceededError: not ready within max_wait_secs (the names still missing are listed).
@@ -110,11 +114,13 @@ class SessionManager:
         deadline = time.monotonic() + max_wait_secs
         while True:
             sess = Session(master, graph=self._graph, config=config)
-            not_ready = self._not_ready(sess)
+            not_ready = self._not_ready(sess, self._ready_for_local_init_op)
             if not not_ready:
                 if self._local_init_op is not None:
                     sess.run(self._local_init_op, feed_dict=self._local_init_feed_dict)
-                return sess
+                not_ready = self._not_ready(sess)
+                if not not_ready:
+                    return sess
             sess.close()
             if time.monotonic() + self._recovery_wait_secs > deadline:
                 raise errors.DeadlineExceededError(
@@ -122,9 +128,10 @@ class SessionManager:
                     f"initialized: {not_ready}. Is the chief running and initialising them on {master!r}?")
             time.sleep(self._recovery_wait_secs)
 
-    def _not_ready(self, sess: Session) -> str:
-        """Comma-separated names the ready op reports (empty when ready or when there is no ready op)."""
-        if self._ready_op is None:
+    def _not_ready(self, sess: Session, ready_op: Any = USE_READY_OP) -> str:
+        """Comma-separated names `ready_op` (default: the ready op) reports; empty when ready or None."""
+        ready_op = self._ready_op if ready_op is USE_READY_OP else ready_op
+        if ready_op is None:
             return ""
-        names = np.asarray(sess.run(self._ready_op)).ravel()
+        names = np.asarray(sess.run(ready_op)).ravel()
         return ", ".join(n.decode() if isinstance(n, bytes) else str(n) for n in names)

@@ -61,7 +61,7 @@ class Supervisor:
                  local_init_run_options: Any = None):
         self._graph = graph if graph is not None else get_default_graph()
         with self._graph.as_default():
-            self._init_ops(ready_op, init_op, local_init_op, summary_op, saver, global_step)
+            self._init_ops(ready_op, ready_for_local_init_op, init_op, local_init_op, summary_op, saver, global_step)
         self._is_chief = is_chief
         self._coord = Coordinator()
         self._started_threads: list[LooperThread] = []
@@ -78,12 +78,13 @@ class Supervisor:
         self._summary_writer = summary_writer
         self._graph_added_to_summary = False
         self._session_manager = session_manager or SessionManager(
-            local_init_op=self._local_init_op, ready_op=self._ready_op, graph=self._graph,
+            local_init_op=self._local_init_op, ready_op=self._ready_op,
+            ready_for_local_init_op=self._ready_for_local_init_op, graph=self._graph,
             recovery_wait_secs=recovery_wait_secs)
         self._graph.finalize()
 
-    def _init_ops(self, ready_op: Any, init_op: Any, local_init_op: Any, summary_op: Any, saver: Any,
-                  global_step: Any) -> None:
+    def _init_ops(self, ready_op: Any, ready_for_local_init_op: Any, init_op: Any, local_init_op: Any,
+                  summary_op: Any, saver: Any, global_step: Any) -> None:
         """Resolve USE_DEFAULT arguments to the graph's ops (creating them if needed)."""
         from tftk.ops.control_flow_ops import group
         from tftk.ops.summary_ops import merge_all
@@ -92,6 +93,9 @@ class Supervisor:
         from tftk.train.saver import Saver
         default = Supervisor.USE_DEFAULT
         self._ready_op = report_uninitialized_variables() if ready_op is default else ready_op
+        # a worker may initialise its local variables once the shared (global) ones are ready
+        self._ready_for_local_init_op = report_uninitialized_variables(global_variables()) \
+            if ready_for_local_init_op is default else ready_for_local_init_op
         self._init_op = global_variables_initializer() if init_op is default else init_op
         self._local_init_op = group(local_variables_initializer()) if local_init_op is default else local_init_op
         self._summary_op = merge_all() if summary_op is default else summary_op

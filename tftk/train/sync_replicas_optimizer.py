@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from tftk.framework.indexed_slices import IndexedSlices, densify
-from tftk.framework.ops import GraphKeys, Operation, control_dependencies, device, name_scope
+from tftk.framework.ops import GraphKeys, Operation, colocate_with, control_dependencies, device, name_scope
 from tftk.train.optimizer import Optimizer
 from tftk.train.queue_runner import QueueRunner
 from tftk.train.session_run_hook import SessionRunHook
@@ -57,7 +57,7 @@ class SyncReplicasOptimizer(Optimizer):
                         name: str | None = None) -> Operation:
         """The train op of a replica: accumulate its gradients, then wait for the next token."""
         from tftk.ops import array_ops, state_ops
-        from tftk.ops.control_flow_ops import group
+        from tftk.ops.control_flow_ops import group, no_op
         from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
         from tftk.ops.variables import Variable, global_variables, report_uninitialized_variables
         pairs = list(grads_and_vars)
@@ -67,8 +67,10 @@ class SyncReplicasOptimizer(Optimizer):
             raise ValueError("Global step is required to check staleness")
         self._global_step = global_step
         step_dtype = global_step.dtype.base_dtype
-        self._local_step = Variable(0, trainable=False, collections=[GraphKeys.LOCAL_VARIABLES], dtype=step_dtype,
-                                    name="sync_rep_local_step")
+        local_anchor = no_op()  # placed on this worker by the device scopes around the call
+        with colocate_with(local_anchor):  # the local step is this replica's own, not the ps's
+            self._local_step = Variable(0, trainable=False, collections=[GraphKeys.LOCAL_VARIABLES],
+                                        dtype=step_dtype, name="sync_rep_local_step")
         self.local_step_init_op = state_ops.assign(self._local_step, global_step).op
         chief_init_ops = [self.local_step_init_op]
         self.ready_for_local_init_op = report_uninitialized_variables(global_variables())
