@@ -271,3 +271,53 @@ def test_a_dead_ps_task_fails_the_run_naming_it(servers, spawn_task):
         ps.wait()
         with pytest.raises(tf.errors.UnavailableError, match=f"Lost the connection to task {cluster['ps'][0]}"):
             sess.run(w)
+
+
+def test_a_task_runs_only_state_updates_for_other_processes():
+    from tftk.distributed.remote import Channel
+    server = tf.train.Server.create_local_server()
+    channel = Channel(server.target[len("grpc://"):])
+    try:
+        reader_read = {"type": "ReaderReadV2", "name": "steal", "attrs": {"reader_kind": "WholeFile"},
+                       "inputs": [{"dtype": "string", "shape": [], "variable": "r"},
+                                  {"dtype": "string", "shape": [], "variable": "q"}],
+                       "outputs": [{"dtype": "string", "shape": []}, {"dtype": "string", "shape": []}]}
+        with pytest.raises(tf.errors.PermissionDeniedError, match="ReaderReadV2 \\(steal\\) does not run on a "
+                                                                  "task for other processes"):
+            channel.call("register_op", key="k", op=reader_read)
+        assert channel.call("describe")[0]["job"] == "local"  # the connection stays usable
+    finally:
+        channel.close()
+        server.stop()
+
+
+def test_a_malformed_message_ends_only_that_connection():
+    import socket
+    import struct
+    from tftk.distributed.remote import Channel
+    server = tf.train.Server.create_local_server()
+    address = server.target[len("grpc://"):]
+    host, port = address.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port))) as raw:
+            head = b'{"method": "write", "name": "v", "arrays": [{"dtype": "<f4", "shape": [-5]}]}'
+            raw.sendall(struct.pack("<Q", len(head)) + head)
+            assert raw.recv(1) == b""  # the server hung up instead of allocating
+        channel = Channel(address)
+        assert channel.call("describe")[0]["task"] == 0
+        channel.close()
+    finally:
+        server.stop()
+
+
+def test_an_op_taking_state_from_two_tasks_is_refused_with_advice(servers, spawn_task):
+    cluster = local_cluster(ps=1, worker=1)
+    spawn_task(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        filenames = tf.FIFOQueue(4, tf.string)
+    key, value = tf.WholeFileReader().read(filenames)  # the reader on the worker, its queue on the ps
+    with tf.Session(worker.target) as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="takes state held on several tasks.*"
+                                                                  "the reader beside its queue"):
+            sess.run(value)

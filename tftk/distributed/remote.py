@@ -8,6 +8,7 @@ used directly; others are read, written and updated over a connection to their t
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -46,6 +47,7 @@ class Channel:
         self.address = address
         self._lock = threading.Lock()
         self._registered: set[str] = set()
+        self._closed = False
         self._sock = _connect(address, timeout_secs)
 
     def call(self, method: str, arrays: list = (), **fields: Any) -> tuple[dict, list]:
@@ -54,6 +56,9 @@ class Channel:
                 wire.send_message(self._sock, {"method": method, **fields}, list(arrays))
                 reply, results = wire.recv_message(self._sock)
             except (OSError, ConnectionError) as exc:
+                if self._closed:  # our session closed it under a waiting call
+                    raise errors.CancelledError(None, None, f"The session closed its connection to task "
+                                                f"{self.address} during the call") from None
                 raise errors.UnavailableError(None, None, f"Lost the connection to task {self.address}: {exc}") \
                     from None
         if "error" in reply:
@@ -67,6 +72,9 @@ class Channel:
             self._registered.add(key)
 
     def close(self) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes a call waiting in another thread
         self._sock.close()
 
 
@@ -141,22 +149,22 @@ class ClusterContext(KernelContext):
         return box
 
     def bind(self, op: Operation, kind: Any, donor: int | None) -> Any:
-        """Ops updating a variable of another process run on its task; all others run here."""
+        """Ops updating state of another process run on its task; all others run here."""
         refs = kind.ref_inputs
-        remote = {self._address_of(_variable_of(op.inputs[i])) for i in refs}
-        remote = {a for a in remote if in_process_server(a) is None}
-        if not remote:
+        tasks = {self._address_of(_variable_of(op.inputs[i])) for i in refs}
+        if len(tasks) > 1:
+            raise errors.InvalidArgumentError(
+                None, op, f"{op.name} ({op.type}) takes state held on several tasks ({', '.join(sorted(tasks))}): "
+                "create it on one task (e.g. with tf.colocate_with, or the reader beside its queue)")
+        if not tasks or in_process_server(next(iter(tasks))) is not None:
             return super().bind(op, kind, donor)
-        if len(remote) > 1:
-            raise errors.InvalidArgumentError(None, op, f"{op.name} updates variables on several tasks "
-                                              f"({', '.join(sorted(remote))}); place them on one task")
-        return self._remote_kernel(op, refs, remote.pop())
+        return self._remote_kernel(op, refs, tasks.pop())
 
     def close(self) -> None:
         with self._channels_lock:
-            for channel in self._channels.values():
-                channel.close()
-            self._channels.clear()
+            channels, self._channels = list(self._channels.values()), {}
+        for channel in channels:
+            channel.close()
 
     def _remote_kernel(self, op: Operation, refs: tuple, address: str):
         description = {
@@ -205,8 +213,11 @@ class ClusterContext(KernelContext):
         key = (address, threading.get_ident())
         channel = self._channels.get(key)
         if channel is None:
+            if self.closed.is_set():
+                raise errors.CancelledError(None, None, f"The session is closed: no new connection to {address}")
+            channel = Channel(address, self._timeout)  # connects (maybe retrying) outside the lock
             with self._channels_lock:
-                channel = self._channels[key] = Channel(address, self._timeout)
+                self._channels[key] = channel
         return channel
 
 

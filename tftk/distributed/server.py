@@ -34,6 +34,18 @@ _WAIT_BUDGET_SECS = 0.5  # how long a dequeue or take_grad waits per request bef
 _in_process: dict[str, "Server"] = {}  # "host:port" of each running server of this process
 
 
+def _served_ops() -> frozenset[str]:
+    """The op types a task runs for other processes: updates of the state it holds, nothing that
+    reads files or runs arbitrary computation."""
+    from tftk.train.training_ops import UPDATE_KINDS
+    updates = {kind for name in UPDATE_KINDS for kind in (name, "Sparse" + name)}
+    return frozenset(updates | {
+        "Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd", "ScatterSub", "CountUpTo",
+        "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2",
+        "QueueSizeV2", "QueueCloseV2", "AccumulatorApplyGradient", "AccumulatorTakeGradient",
+        "AccumulatorNumAccumulated", "AccumulatorSetGlobalStep"})
+
+
 def in_process_server(address: str) -> "Server | None":
     """The running server of this process at `address` ("host:port"), if any."""
     return _in_process.get(address)
@@ -102,7 +114,7 @@ class _RemoteOps:
         self._store = store
         self._context = _StoreContext(store)
         self._graph = Graph()
-        self._bound: dict[str, tuple[Any, list[str]]] = {}
+        self._bound: dict[str, tuple[Any, list[str], bool]] = {}  # kernel, state names, blocking
         self._lock = threading.Lock()
 
     def register(self, key: str, description: dict) -> None:
@@ -110,10 +122,11 @@ class _RemoteOps:
             if key in self._bound:
                 return
             op_type = description["type"]
-            if not registry.lookup(op_type).ref_inputs:
+            if op_type not in _served_ops():
                 raise errors.PermissionDeniedError(
-                    None, None, f"{op_type} does not update a variable: tasks only run variable updates "
-                    "for other tasks")
+                    None, None, f"{op_type} ({description['name']}) does not run on a task for other processes: "
+                    "tasks only update the variables, queues and accumulators they hold. Place the op on the "
+                    "task that runs it (e.g. the worker).")
             op = self._build(description)
             kind = registry.lookup(op_type)
             self._bound[key] = (kind.kernel(op, self._context),
@@ -129,8 +142,8 @@ class _RemoteOps:
             else:
                 stack.enter_context(self._store.locked(variables))
             result = kernel(*inputs)
-        outputs = list(result) if isinstance(result, tuple) else [result]
-        return [None if r is None else np.array(r) for r in outputs]
+            outputs = list(result) if isinstance(result, tuple) else [result]
+            return [None if r is None else np.array(r) for r in outputs]  # copies, under the lock
 
     def _build(self, description: dict) -> Operation:
         graph = self._graph
@@ -161,6 +174,8 @@ class _Handler(socketserver.BaseRequestHandler):
                 header, arrays = wire.recv_message(self.request)
             except (wire.ConnectionClosed, ConnectionError, OSError):
                 return
+            except (ValueError, TypeError, KeyError, MemoryError):  # malformed: the stream can't be trusted
+                return
             try:
                 reply, results = server._answer(header, arrays)
             except cancellation.RetryLater:  # a wait ran out of budget: the client asks again
@@ -171,6 +186,8 @@ class _Handler(socketserver.BaseRequestHandler):
                 reply, results = {"error": "InternalError", "message": f"{type(exc).__name__}: {exc}"}, []
             try:
                 wire.send_message(self.request, reply, results)
+            except TypeError as exc:  # a value that cannot travel (e.g. a queue's state object)
+                wire.send_message(self.request, {"error": "InvalidArgumentError", "message": str(exc)}, [])
             except OSError:
                 return
 
@@ -205,7 +222,9 @@ class Server:
       server_or_cluster_def: a ClusterSpec, its dict, or a ServerDef.
       job_name, task_index: this task; optional when the cluster has a single job / task.
       protocol: "grpc" (the only one; the name is kept for TF1 programs).
+      config: accepted for TF1 programs; sessions take their own ConfigProto.
       start: listen right away.
+    The protocol has no authentication (as TF1's gRPC servers): keep clusters on a trusted network.
     A port of 0 in this task's address picks a free port; `target` and `server_def` show it.
     """
 
@@ -226,7 +245,6 @@ class Server:
             if task_index is None else task_index
         self._address = cluster.task_address(job_name, task_index)
         self._job, self._task, self._cluster = job_name, task_index, cluster
-        self._config = config
         self.store = VariableStore()
         self._ops = _RemoteOps(self.store)
         self._tcp: _TCPServer | None = None
@@ -278,7 +296,8 @@ class Server:
             self._thread.join()
 
     def stop(self) -> None:
-        """Stop listening and drop this task's variables (tftk addition; TF1 servers never stop)."""
+        """Stop listening and end open connections (tftk addition; TF1 servers never stop). The
+        state it held stays with this object; a new Server on the port starts empty."""
         if self._tcp is None:
             return
         _in_process.pop(self._address, None)
@@ -292,7 +311,9 @@ class Server:
         if method == "describe":
             return {"cluster": self._cluster.as_dict(), "job": self._job, "task": self._task}, []
         if method == "read":
-            return {}, [self.store.box(header["name"]).value]
+            with self.store.locked([header["name"]]):  # a copy, so no update tears what is sent
+                value = self.store.box(header["name"]).value
+                return {}, [None if value is None else np.array(value)]
         if method == "write":
             box = self.store.box(header["name"])
             with self.store.locked([header["name"]]):

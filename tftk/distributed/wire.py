@@ -1,7 +1,8 @@
 """The messages tasks exchange: a JSON header plus raw array buffers, length-prefixed on a socket.
 
-No pickle: a message can only carry JSON values and numeric/bool/bytes arrays, so a task
-never executes code it receives.
+No pickle: a message carries only JSON values and numeric/bool/bytes arrays, and a malformed
+one (bad dtype, negative or oversized shape) is rejected before anything is allocated. What a
+task does with a request is limited by the server (see `server._served_ops`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from tftk.framework.tensor_shape import TensorShape
 __all__ = ["send_message", "recv_message", "encode_attr", "decode_attr", "ConnectionClosed"]
 
 _LENGTH = struct.Struct("<Q")
+_MAX_HEADER_BYTES = 256 << 20  # JSON headers (string tensors travel in them)
+_MAX_BYTES = 64 << 30  # one array
 
 
 class ConnectionClosed(ConnectionError):
@@ -51,7 +54,10 @@ def send_message(sock: socket.socket, header: dict, arrays: list[np.ndarray | No
 def recv_message(sock: socket.socket) -> tuple[dict, list[np.ndarray | None]]:
     """Receive one message; raises ConnectionClosed if the peer closed before it began."""
     prefix = _recv_exactly(sock, _LENGTH.size, allow_eof=True)
-    header = json.loads(bytes(_recv_exactly(sock, _LENGTH.unpack(prefix)[0])))
+    length = _LENGTH.unpack(prefix)[0]
+    if length > _MAX_HEADER_BYTES:
+        raise ValueError(f"message header of {length} bytes exceeds the {_MAX_HEADER_BYTES}-byte limit")
+    header = json.loads(bytes(_recv_exactly(sock, length)))
     arrays: list[np.ndarray | None] = []
     for spec in header.pop("arrays"):
         if spec is None:
@@ -61,11 +67,25 @@ def recv_message(sock: socket.socket) -> tuple[dict, list[np.ndarray | None]]:
             items[:] = [bytes.fromhex(x) for x in spec["bytes"]]
             arrays.append(items.reshape(spec["shape"]))
         else:
-            dtype = np.dtype(spec["dtype"])
-            count = int(np.prod(spec["shape"], dtype=np.int64))
+            dtype, count = _checked_spec(spec)
             data = _recv_exactly(sock, count * dtype.itemsize)
             arrays.append(np.frombuffer(data, dtype=dtype, count=count).reshape(spec["shape"]))
     return header, arrays
+
+
+def _checked_spec(spec: dict) -> tuple[np.dtype, int]:
+    """The dtype and element count of an array spec; ValueError for anything malformed."""
+    dtype = np.dtype(spec["dtype"])
+    shape = spec["shape"]
+    if dtype.kind not in "biufc" or not isinstance(shape, list) or \
+            not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise ValueError(f"malformed array spec {spec!r}")
+    count = 1
+    for d in shape:
+        count *= d
+    if count * dtype.itemsize > _MAX_BYTES:
+        raise ValueError(f"array of {count * dtype.itemsize} bytes exceeds the {_MAX_BYTES}-byte limit")
+    return dtype, count
 
 
 def _recv_exactly(sock: socket.socket, size: int, allow_eof: bool = False) -> bytearray:
@@ -98,6 +118,7 @@ def encode_attr(value: Any) -> Any:
 
 
 def decode_attr(value: Any) -> Any:
+    """The attribute value `encode_attr` encoded."""
     if isinstance(value, dict):
         if "dtype" in value:
             return dtypes.as_dtype(value["dtype"])
