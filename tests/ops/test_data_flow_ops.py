@@ -77,8 +77,10 @@ def test_full_queue_enqueue_waits_until_a_dequeue_makes_room():
     push, pop = q.enqueue(1), q.dequeue()
     with tf.Session() as sess:
         sess.run(push)
-        threading.Timer(0.1, lambda: sess.run(pop)).start()
+        timer = threading.Timer(0.1, lambda: sess.run(pop))
+        timer.start()
         sess.run(push)  # returns once the timer's dequeue made room
+        timer.join()
         assert sess.run(q.size()) == 1
 
 
@@ -98,18 +100,66 @@ def test_closing_the_session_cancels_a_waiting_dequeue():
     time.sleep(0.1)
     sess.close()
     thread.join(timeout=5)
-    assert not thread.is_alive() and "was cancelled" in str(failures[0])
+    assert not thread.is_alive() and len(failures) == 1 and "was cancelled" in str(failures[0])
 
 
 def test_queue_errors_are_named():
     q = tf.FIFOQueue(2, [tf.float32, tf.float32])
     with pytest.raises(ValueError, match="holds 2 components, got 1 values"):
         q.enqueue(1.0)
-    many = q.enqueue_many(([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
+
+
+def _in_thread(fn):
+    thread = threading.Thread(target=fn)
+    thread.start()
+    return thread
+
+
+def test_enqueue_many_larger_than_the_free_room_goes_in_as_rows_are_taken():
+    q = tf.FIFOQueue(10, tf.int32)
+    fill, more = q.enqueue_many([list(range(6))]), q.enqueue_many([list(range(6, 11))])
+    take8, take3 = q.dequeue_many(8), q.dequeue_many(3)
     with tf.Session() as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match="cannot enqueue 3 elements at once into queue "
-                                                                 "'fifo_queue' of capacity 2"):
-            sess.run(many)
+        sess.run(fill)
+        pushing = _in_thread(lambda: sess.run(more))  # 4 rows fit, the 5th waits for room
+        assert sess.run(take8).tolist() == list(range(8))
+        pushing.join(timeout=5)
+        assert not pushing.is_alive() and sess.run(take3).tolist() == [8, 9, 10]
+        big = q.enqueue_many([list(range(25))])  # more rows than the capacity
+        pushing = _in_thread(lambda: sess.run(big))
+        taken = [sess.run(take3).tolist() for _ in range(8)] + [sess.run(q.dequeue())]
+        pushing.join(timeout=5)
+        assert sum(taken[:-1], []) + [taken[-1]] == list(range(25))
+
+
+def test_close_lets_pending_enqueues_finish_unless_they_are_cancelled():
+    q = tf.FIFOQueue(1, tf.int32)
+    push1, push2, pop = q.enqueue(1), q.enqueue(2), q.dequeue()
+    close, cancel = q.close(), q.close(cancel_pending_enqueues=True)
+    with tf.Session() as sess:
+        sess.run(push1)
+        pending = _in_thread(lambda: sess.run(push2))
+        time.sleep(0.05)
+        sess.run(close)
+        with pytest.raises(tf.errors.CancelledError, match="is closed"):
+            sess.run(push1)  # new enqueues are refused at once
+        assert sess.run(pop) == 1  # makes room: the pending enqueue of 2 completes
+        pending.join(timeout=5)
+        assert sess.run(pop) == 2
+    with tf.Session() as sess:
+        sess.run(push1)
+        failures = []
+
+        def push_and_fail():
+            try:
+                sess.run(push2)
+            except tf.errors.CancelledError as exc:
+                failures.append(exc)
+        pending = _in_thread(push_and_fail)
+        time.sleep(0.05)
+        sess.run(cancel)
+        pending.join(timeout=5)
+        assert "cancel_pending_enqueues=True" in str(failures[0])
 
 
 def test_accumulator_averages_fresh_gradients_and_drops_stale_ones():

@@ -160,3 +160,8 @@ def test_count_up_to_raises_out_of_range_at_the_limit():
         assert [sess.run(step), sess.run(step)] == [0, 1]
         with pytest.raises(tf.errors.OutOfRangeError, match="Reached limit of 2"):
             sess.run(step)
+
+
+def test_producers_take_more_inputs_than_their_queue_capacity():
+    index = tf.train.range_input_producer(40, num_epochs=1, shuffle=False, capacity=32)
+    assert [int(i) for i in _run_pipeline(index)] == list(range(40))

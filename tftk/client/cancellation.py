@@ -51,9 +51,10 @@ def raise_if_cancelled(op: Any, session_closed: threading.Event | None) -> None:
 
 
 def wait_until(condition: threading.Condition, ready: Callable[[], bool], op: Any,
-               session_closed: threading.Event | None) -> None:
-    """Wait on `condition` (held by the caller) until `ready()`; see the module docstring for the exits."""
-    budget = _local.__dict__.get("budget")
+               session_closed: threading.Event | None, may_retry: bool = True) -> None:
+    """Wait on `condition` (held by the caller) until `ready()`; see the module docstring for the
+    exits. `may_retry=False` once the op has changed state (it could not be repeated from scratch)."""
+    budget = _local.__dict__.get("budget") if may_retry else None
     deadline = None if budget is None else time.monotonic() + budget
     while not ready():
         raise_if_cancelled(op, session_closed)

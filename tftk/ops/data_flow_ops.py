@@ -52,20 +52,23 @@ class _QueueState:
         self.rng = np.random.default_rng(attrs.get("seed")) if self.min_after_dequeue is not None else None
         self.rows: collections.deque | list = [] if self.rng is not None else collections.deque()
         self.closed = False
+        self.cancel_pending = False
         self.cond = threading.Condition()
 
     def put(self, rows: list[tuple], op: Operation, session_closed: threading.Event) -> None:
+        """Append the rows one by one as room appears (so a batch larger than the free room, or than
+        the capacity, goes in while consumers take rows out)."""
         with self.cond:
-            if 0 <= self.capacity < len(rows):
-                raise errors.InvalidArgumentError(
-                    None, op, f"{op.name}: cannot enqueue {len(rows)} elements at once into queue '{self.name}' "
-                    f"of capacity {self.capacity}; raise its capacity or enqueue fewer")
-            wait_until(self.cond, lambda: self.closed or self.capacity < 0
-                       or len(self.rows) + len(rows) <= self.capacity, op, session_closed)
             if self.closed:
                 raise errors.CancelledError(None, op, f"Queue '{self.name}' is closed.")
-            self.rows.extend(rows)
-            self.cond.notify_all()
+            for done, row in enumerate(rows):
+                wait_until(self.cond, lambda: self.cancel_pending or self.capacity < 0
+                           or len(self.rows) < self.capacity, op, session_closed, may_retry=done == 0)
+                if self.cancel_pending:
+                    raise errors.CancelledError(None, op, f"Enqueue to queue '{self.name}' was cancelled: the "
+                                                "queue was closed with cancel_pending_enqueues=True")
+                self.rows.append(row)
+                self.cond.notify_all()
 
     def take(self, n: int, op: Operation, session_closed: threading.Event, up_to: bool = False) -> list[tuple]:
         """n rows; with `up_to`, fewer once the queue is closed (but at least one)."""
@@ -87,9 +90,11 @@ class _QueueState:
         self.rows[i], self.rows[-1] = self.rows[-1], self.rows[i]
         return self.rows.pop()
 
-    def close(self) -> None:
+    def close(self, cancel_pending_enqueues: bool) -> None:
+        """Refuse new enqueues; pending ones still finish unless `cancel_pending_enqueues`."""
         with self.cond:
             self.closed = True
+            self.cancel_pending = self.cancel_pending or cancel_pending_enqueues
             self.cond.notify_all()
 
 
@@ -143,7 +148,8 @@ def _bind_size(op: Operation, ctx: Any):
 
 def _bind_close(op: Operation, ctx: Any):
     queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs))
-    return lambda: queue().close()
+    cancel = op.get_attr("cancel_pending_enqueues")
+    return lambda: queue().close(cancel)
 
 
 def _bind_handle(op: Operation, ctx: Any):
