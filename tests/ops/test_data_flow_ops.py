@@ -193,3 +193,13 @@ def test_accumulator_sum_reduction_and_shape_check():
         np.testing.assert_array_equal(sess.run(take), [1.5, 2.5])
     with pytest.raises(ValueError, match="reduction_type must be 'MEAN' or 'SUM'"):
         tf.ConditionalAccumulator(tf.float32, reduction_type="MAX")
+
+
+def test_queues_with_one_shared_name_share_their_rows():
+    first = tf.FIFOQueue(5, tf.int32, shared_name="shared_q", name="first")
+    second = tf.FIFOQueue(5, tf.int32, shared_name="shared_q", name="second")
+    other = tf.FIFOQueue(5, tf.int32, name="other")
+    push, pop, other_size = first.enqueue(7), second.dequeue(), other.size()
+    with tf.Session() as sess:
+        sess.run(push)
+        assert sess.run(other_size) == 0 and sess.run(pop) == 7

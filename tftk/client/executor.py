@@ -50,7 +50,10 @@ class KernelContext:
     def box(self, variable_op: Operation) -> VariableBox:
         box = self.boxes.get(variable_op)
         if box is None:
-            box = self.boxes[variable_op] = VariableBox(variable_op.name)
+            shared = variable_op.attrs.get("shared_name")  # queues etc. of one shared name share state
+            twin = next((b for o, b in self.boxes.items() if o.attrs.get("shared_name") == shared), None) \
+                if shared else None
+            box = self.boxes[variable_op] = twin or VariableBox(variable_op.name)
         return box
 
     def ref_box(self, op: Operation, input_index: int) -> VariableBox:
@@ -162,6 +165,11 @@ def _writes_before_reads(ops: list[Operation], deps_of: dict) -> dict:
                 if reader is not write and reader not in ancestors(write) and reader not in writes:
                     extra[reader].add(write)
     return extra
+
+
+def state_name(op: Operation) -> str:
+    """The name a task keeps an op's state under: its shared_name when given, else its own name."""
+    return op.attrs.get("shared_name") or op.name
 
 
 def _variable_of(ref: Tensor) -> Operation:

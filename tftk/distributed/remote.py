@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tftk.client import cancellation
-from tftk.client.executor import KernelContext, VariableBox, _variable_of
+from tftk.client.executor import KernelContext, _variable_of, state_name
 from tftk.distributed import wire
 from tftk.distributed.cluster import ClusterSpec
 from tftk.distributed.server import in_process_server, op_key
@@ -143,8 +143,8 @@ class ClusterContext(KernelContext):
         if box is None:
             address = self._address_of(variable_op)
             server = in_process_server(address)
-            box = server.store.box(variable_op.name) if server is not None \
-                else RemoteBox(lambda: self._channel(address), variable_op.name)
+            box = server.store.box(state_name(variable_op)) if server is not None \
+                else RemoteBox(lambda: self._channel(address), state_name(variable_op))
             self.boxes[variable_op] = box
         return box
 
@@ -172,7 +172,7 @@ class ClusterContext(KernelContext):
             "name": op.name,
             "attrs": {name: _encoded_attr(op, name, value) for name, value in op.attrs.items()},
             "inputs": [{"dtype": t.dtype.name, "shape": t.shape.as_list() if t.shape.ndims is not None else None,
-                        "variable": _variable_of(t).name if i in refs else None}
+                        "variable": state_name(_variable_of(t)) if i in refs else None}
                        for i, t in enumerate(op.inputs)],
             "outputs": [{"dtype": t.dtype.name, "shape": t.shape.as_list() if t.shape.ndims is not None else None}
                         for t in op.outputs],

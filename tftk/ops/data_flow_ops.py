@@ -242,7 +242,8 @@ class FIFOQueue(QueueBase):
       capacity: the most elements it holds; enqueues wait for room (a negative capacity: no limit).
       dtypes: the component dtypes (one DType or a list).
       shapes: optional static shape of each component (needed by dequeue_many for static shapes).
-      shared_name: accepted; queues are shared by name on a task like variables.
+      shared_name: the name its state is kept under (default: the op's name); ops of several
+        graphs or processes with one shared_name use one queue.
     """
 
     def __init__(self, capacity: int, dtypes: Any, shapes: Any = None, names: Any = None,
