@@ -285,8 +285,8 @@ class Server:
             tasks = dict(enumerate(jobs[self._job])) if isinstance(jobs[self._job], list) else jobs[self._job]
             jobs[self._job] = {**tasks, self._task: self._address}
             self._cluster = ClusterSpec(jobs)
-        self._thread = threading.Thread(target=self._tcp.serve_forever, name=f"tftk-server-{self._address}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._tcp.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"tftk-server-{self._address}", daemon=True)
         self._thread.start()
         _in_process[self._address] = self
 

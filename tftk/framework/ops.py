@@ -357,7 +357,8 @@ class Graph:
     @contextlib.contextmanager
     def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
         """New ops go on `op`'s device: as in TF1, colocation is stronger than the device scopes
-        (and functions such as replica_device_setter) around it, which are set aside inside."""
+        (and functions such as replica_device_setter) around it, which are set aside inside.
+        `ignore_existing` is accepted: enclosing colocations are always replaced by the newest."""
         target = op.op if hasattr(op, "op") and not isinstance(op, Operation) else op
         if target is None:
             yield

@@ -49,6 +49,11 @@ class Coordinator:
     def should_stop(self) -> bool:
         return self._stop_event.is_set()
 
+    @property
+    def stop_event(self) -> threading.Event:
+        """Set once a stop is requested: blocking ops of queue-runner threads watch it."""
+        return self._stop_event
+
     def wait_for_stop(self, timeout: float | None = None) -> bool:
         """Block until a stop is requested or `timeout` seconds pass; True if stop was requested."""
         return self._stop_event.wait(timeout)

@@ -68,7 +68,7 @@ class QueueRunner:
         return threads
 
     def _run(self, sess: Any, enqueue_op: Operation, coord: Any) -> None:
-        stop_event = coord._stop_event if coord is not None else _NEVER
+        stop_event = coord.stop_event if coord is not None else _NEVER
         try:
             with cancelled_by(stop_event):
                 while not stop_event.is_set():
