@@ -52,14 +52,17 @@ def test_local_server_target_and_variables_that_outlive_sessions(servers):
             sess.run(counter)
 
 
-def test_create_local_server_picks_a_free_port():
+@pytest.fixture
+def local_server():
     server = tf.train.Server.create_local_server()
-    try:
-        assert not server.target.endswith(":0")
-        with tf.Session(server.target) as sess:
-            assert sess.run(tf.constant(3.0) * 2) == 6.0
-    finally:
-        server.stop()
+    yield server
+    server.stop()
+
+
+def test_create_local_server_picks_a_free_port(local_server):
+    assert not local_server.target.endswith(":0")
+    with tf.Session(local_server.target) as sess:
+        assert sess.run(tf.constant(3.0) * 2) == 6.0
 
 
 def test_training_with_variables_on_a_ps_process_equals_the_local_run(servers, spawn_task):
@@ -273,10 +276,9 @@ def test_a_dead_ps_task_fails_the_run_naming_it(servers, spawn_task):
             sess.run(w)
 
 
-def test_a_task_runs_only_state_updates_for_other_processes():
+def test_a_task_runs_only_state_updates_for_other_processes(local_server):
     from tftk.distributed.remote import Channel
-    server = tf.train.Server.create_local_server()
-    channel = Channel(server.target[len("grpc://"):])
+    channel = Channel(local_server.target[len("grpc://"):])
     try:
         reader_read = {"type": "ReaderReadV2", "name": "steal", "attrs": {"reader_kind": "WholeFile"},
                        "inputs": [{"dtype": "string", "shape": [], "variable": "r"},
@@ -288,26 +290,21 @@ def test_a_task_runs_only_state_updates_for_other_processes():
         assert channel.call("describe")[0]["job"] == "local"  # the connection stays usable
     finally:
         channel.close()
-        server.stop()
 
 
-def test_a_malformed_message_ends_only_that_connection():
+def test_a_malformed_message_ends_only_that_connection(local_server):
     import socket
     import struct
     from tftk.distributed.remote import Channel
-    server = tf.train.Server.create_local_server()
-    address = server.target[len("grpc://"):]
+    address = local_server.target[len("grpc://"):]
     host, port = address.rsplit(":", 1)
-    try:
-        with socket.create_connection((host, int(port))) as raw:
-            head = b'{"method": "write", "name": "v", "arrays": [{"dtype": "<f4", "shape": [-5]}]}'
-            raw.sendall(struct.pack("<Q", len(head)) + head)
-            assert raw.recv(1) == b""  # the server hung up instead of allocating
-        channel = Channel(address)
-        assert channel.call("describe")[0]["task"] == 0
-        channel.close()
-    finally:
-        server.stop()
+    with socket.create_connection((host, int(port))) as raw:
+        head = b'{"method": "write", "name": "v", "arrays": [{"dtype": "<f4", "shape": [-5]}]}'
+        raw.sendall(struct.pack("<Q", len(head)) + head)
+        assert raw.recv(1) == b""  # the server hung up instead of allocating
+    channel = Channel(address)
+    assert channel.call("describe")[0]["task"] == 0
+    channel.close()
 
 
 def test_an_op_taking_state_from_two_tasks_is_refused_with_advice(servers, spawn_task):

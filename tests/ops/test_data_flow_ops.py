@@ -84,19 +84,25 @@ def test_full_queue_enqueue_waits_until_a_dequeue_makes_room():
         assert sess.run(q.size()) == 1
 
 
+def _run_expecting_cancel(sess, fetch):
+    """Run `fetch` in a thread; returns the thread and the list its CancelledError lands in."""
+    failures = []
+
+    def run():
+        try:
+            sess.run(fetch)
+        except tf.errors.CancelledError as exc:
+            failures.append(exc)
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, failures
+
+
 def test_closing_the_session_cancels_a_waiting_dequeue():
     q = tf.FIFOQueue(1, tf.int32)
     pop = q.dequeue()
     sess = tf.Session()
-    failures = []
-
-    def consume():
-        try:
-            sess.run(pop)
-        except tf.errors.CancelledError as exc:
-            failures.append(exc)
-    thread = threading.Thread(target=consume)
-    thread.start()
+    thread, failures = _run_expecting_cancel(sess, pop)
     time.sleep(0.1)
     sess.close()
     thread.join(timeout=5)
@@ -148,14 +154,7 @@ def test_close_lets_pending_enqueues_finish_unless_they_are_cancelled():
         assert sess.run(pop) == 2
     with tf.Session() as sess:
         sess.run(push1)
-        failures = []
-
-        def push_and_fail():
-            try:
-                sess.run(push2)
-            except tf.errors.CancelledError as exc:
-                failures.append(exc)
-        pending = _in_thread(push_and_fail)
+        pending, failures = _run_expecting_cancel(sess, push2)
         time.sleep(0.05)
         sess.run(cancel)
         pending.join(timeout=5)
