@@ -202,3 +202,13 @@ def test_queues_with_one_shared_name_share_their_rows():
     with tf.Session() as sess:
         sess.run(push)
         assert sess.run(other_size) == 0 and sess.run(pop) == 7
+
+
+def test_operation_timeout_bounds_a_waiting_dequeue():
+    pop = tf.FIFOQueue(1, tf.int32).dequeue()
+    with tf.Session(config=tf.ConfigProto(operation_timeout_in_ms=100)) as sess:
+        started = time.monotonic()
+        with pytest.raises(tf.errors.DeadlineExceededError, match="waited longer than the session's "
+                                                                  r"operation_timeout_in_ms \(100 ms\)"):
+            sess.run(pop)
+        assert time.monotonic() - started < 2

@@ -43,21 +43,27 @@ def serving_budget(seconds: float) -> Iterator[None]:
         _local.budget = None
 
 
-def raise_if_cancelled(op: Any, session_closed: threading.Event | None) -> None:
-    if (session_closed is not None and session_closed.is_set()) or \
-            any(e.is_set() for e in _local.__dict__.get("events", ())):
+def raise_if_cancelled(op: Any, ctx: Any, started: float | None = None) -> None:
+    """CancelledError if the session (`ctx.closed`) or this thread's coordinator stopped;
+    DeadlineExceededError once the session's operation timeout has passed since `started`."""
+    if ctx.closed.is_set() or any(e.is_set() for e in _local.__dict__.get("events", ())):
         raise errors.CancelledError(None, op, f"{op.name} ({op.type}) was cancelled: its session closed or "
                                     "its coordinator asked the threads to stop")
+    timeout = getattr(ctx, "timeout_secs", None)
+    if timeout is not None and started is not None and time.monotonic() - started > timeout:
+        raise errors.DeadlineExceededError(None, op, f"{op.name} ({op.type}) waited longer than the session's "
+                                           f"operation_timeout_in_ms ({timeout * 1000:.0f} ms)")
 
 
-def wait_until(condition: threading.Condition, ready: Callable[[], bool], op: Any,
-               session_closed: threading.Event | None, may_retry: bool = True) -> None:
+def wait_until(condition: threading.Condition, ready: Callable[[], bool], op: Any, ctx: Any,
+               may_retry: bool = True) -> None:
     """Wait on `condition` (held by the caller) until `ready()`; see the module docstring for the
-    exits. `may_retry=False` once the op has changed state (it could not be repeated from scratch)."""
+    exits. `ctx` is the kernel context (its `closed` event and `timeout_secs`). `may_retry=False`
+    once the op has changed state (it could not be repeated from scratch)."""
+    started = time.monotonic()
     budget = _local.__dict__.get("budget") if may_retry else None
-    deadline = None if budget is None else time.monotonic() + budget
     while not ready():
-        raise_if_cancelled(op, session_closed)
-        if deadline is not None and time.monotonic() >= deadline:
+        raise_if_cancelled(op, ctx, started)
+        if budget is not None and time.monotonic() - started >= budget:
             raise RetryLater()
         condition.wait(_POLL_SECS)

@@ -44,6 +44,7 @@ class KernelContext:
     def __init__(self, session: Any):
         self.session = session
         self.closed = threading.Event()  # set when the session closes: waiting kernels give up
+        self.timeout_secs: float | None = None  # how long a blocking kernel may wait (operation_timeout_in_ms)
         self.boxes: dict[Operation, VariableBox] = {}
         self._resources: dict[tuple[Operation, str], Any] = {}
 

@@ -88,6 +88,8 @@ class BaseSession:
             self._context: executor.KernelContext = ClusterContext(self, target, timeout)
         else:
             self._context = executor.KernelContext(self)
+        if self._config.operation_timeout_in_ms > 0:
+            self._context.timeout_secs = self._config.operation_timeout_in_ms / 1000
         self._target = target
         self._plans: dict[Any, executor.Plan] = {}
         self._plans_version = self._graph.version

@@ -184,11 +184,12 @@ class ClusterContext(KernelContext):
         def kernel(*inputs: np.ndarray) -> Any:
             channel = self._channel(address)  # this thread's connection: a waiting op blocks no other thread
             channel.register(key, description)
+            started = time.monotonic()
             while True:
                 reply, outputs = channel.call("run_op", list(inputs), key=key)
                 if not reply.get("retry"):
                     break
-                cancellation.raise_if_cancelled(op, self.closed)
+                cancellation.raise_if_cancelled(op, self, started)
             if n_outputs == 0:
                 return None
             return outputs[0] if n_outputs == 1 else tuple(outputs)

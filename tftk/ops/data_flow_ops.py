@@ -55,7 +55,7 @@ class _QueueState:
         self.cancel_pending = False
         self.cond = threading.Condition()
 
-    def put(self, rows: list[tuple], op: Operation, session_closed: threading.Event) -> None:
+    def put(self, rows: list[tuple], op: Operation, ctx: Any) -> None:
         """Append the rows one by one as room appears (so a batch larger than the free room, or than
         the capacity, goes in while consumers take rows out)."""
         with self.cond:
@@ -63,18 +63,18 @@ class _QueueState:
                 raise errors.CancelledError(None, op, f"Queue '{self.name}' is closed.")
             for done, row in enumerate(rows):
                 wait_until(self.cond, lambda: self.cancel_pending or self.capacity < 0
-                           or len(self.rows) < self.capacity, op, session_closed, may_retry=done == 0)
+                           or len(self.rows) < self.capacity, op, ctx, may_retry=done == 0)
                 if self.cancel_pending:
                     raise errors.CancelledError(None, op, f"Enqueue to queue '{self.name}' was cancelled: the "
                                                 "queue was closed with cancel_pending_enqueues=True")
                 self.rows.append(row)
                 self.cond.notify_all()
 
-    def take(self, n: int, op: Operation, session_closed: threading.Event, up_to: bool = False) -> list[tuple]:
+    def take(self, n: int, op: Operation, ctx: Any, up_to: bool = False) -> list[tuple]:
         """n rows; with `up_to`, fewer once the queue is closed (but at least one)."""
         keep = self.min_after_dequeue or 0
         with self.cond:
-            wait_until(self.cond, lambda: self.closed or len(self.rows) >= n + keep, op, session_closed)
+            wait_until(self.cond, lambda: self.closed or len(self.rows) >= n + keep, op, ctx)
             if len(self.rows) < n and not (up_to and self.rows):
                 raise errors.OutOfRangeError(
                     None, op, f"Queue '{self.name}' is closed and has insufficient elements (requested "
@@ -123,7 +123,7 @@ def _bind_enqueue(many: bool):
         queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs))
 
         def kernel(*components: np.ndarray) -> None:
-            queue().put(_rows_of(op, components, many), op, ctx.closed)
+            queue().put(_rows_of(op, components, many), op, ctx)
         return kernel
     return factory
 
@@ -134,7 +134,7 @@ def _bind_dequeue(many: bool, up_to: bool = False):
         n_components = len(op.get_attr("component_types"))
 
         def kernel(*count: np.ndarray) -> Any:
-            rows = queue().take(int(count[0]) if many else 1, op, ctx.closed, up_to)
+            rows = queue().take(int(count[0]) if many else 1, op, ctx, up_to)
             columns = [np.stack([r[i] for r in rows]) if many else rows[0][i] for i in range(n_components)]
             return columns[0] if n_components == 1 else tuple(columns)
         return kernel
@@ -298,11 +298,11 @@ class _AccumulatorState:
             self.count += 1
             self.cond.notify_all()
 
-    def take(self, required: int, op: Operation, session_closed: threading.Event) -> np.ndarray:
+    def take(self, required: int, op: Operation, ctx: Any) -> np.ndarray:
         if required < 1:
             raise errors.InvalidArgumentError(None, op, f"{op.name}: num_required must be >= 1, got {required}")
         with self.cond:
-            wait_until(self.cond, lambda: self.count >= required, op, session_closed)
+            wait_until(self.cond, lambda: self.count >= required, op, ctx)
             result = (self.total / self.count).astype(self.npdtype) if self.mean else self.total
             self.total, self.count = None, 0
             self.global_step += 1
@@ -319,7 +319,7 @@ def _bind_accumulator(method: str):
         if method == "apply":
             return lambda local_step, gradient: accumulator().apply(np.asarray(gradient), int(local_step), op)
         if method == "take":
-            return lambda required: accumulator().take(int(required), op, ctx.closed)
+            return lambda required: accumulator().take(int(required), op, ctx)
         if method == "count":
             return lambda: np.asarray(accumulator().count, np.int32)
         return lambda step: accumulator().set_global_step(int(step))

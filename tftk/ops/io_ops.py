@@ -71,11 +71,11 @@ class _ReaderState:
         self.completed = 0
         self.lock = threading.Lock()
 
-    def read(self, queue: _QueueState, op: Operation, session_closed: threading.Event) -> tuple[np.ndarray, ...]:
+    def read(self, queue: _QueueState, op: Operation, ctx: Any) -> tuple[np.ndarray, ...]:
         with self.lock:
             while True:
                 if self.records is None:
-                    filename = queue.take(1, op, session_closed)[0][0]
+                    filename = queue.take(1, op, ctx)[0][0]
                     self.records = _records(self.attrs, _text(filename), op)
                 record = next(self.records, None)
                 if record is not None:
@@ -93,7 +93,7 @@ def _text(value: Any) -> str:
 def _bind_read(op: Operation, ctx: Any):
     reader = _state_getter(op, ctx, lambda: _ReaderState(op.attrs))
     queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs), input_index=1)
-    return lambda: reader().read(queue(), op, ctx.closed)
+    return lambda: reader().read(queue(), op, ctx)
 
 
 def _bind_count(attribute: str):
