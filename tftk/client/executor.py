@@ -37,6 +37,10 @@ class VariableBox:
         self.value: np.ndarray | None = None
         self.name = name
 
+    @property
+    def initialized(self) -> bool:
+        return self.value is not None
+
 
 class KernelContext:
     """What kernel factories may use: the session's variable boxes and per-op resources."""

@@ -118,6 +118,11 @@ class RemoteBox:
     def value(self, array: np.ndarray) -> None:
         self._channel().call("write", [array], name=self.name)
 
+    @property
+    def initialized(self) -> bool:
+        """Asked of the task without transferring the value."""
+        return self._channel().call("initialized", name=self.name)[0]["initialized"]
+
 
 class ClusterContext(KernelContext):
     """Kernel context placing variables (and their updates) on the tasks their devices name."""

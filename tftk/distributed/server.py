@@ -314,6 +314,8 @@ class Server:
             with self.store.locked([header["name"]]):  # a copy, so no update tears what is sent
                 value = self.store.box(header["name"]).value
                 return {}, [None if value is None else np.array(value)]
+        if method == "initialized":
+            return {"initialized": self.store.box(header["name"]).initialized}, []
         if method == "write":
             box = self.store.box(header["name"])
             with self.store.locked([header["name"]]):

@@ -194,7 +194,7 @@ def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
 
 def _bind_is_initialized(op, ctx):
     box = ctx.box(op.get_attr("variable_op"))
-    return lambda: np.asarray(box.value is not None)
+    return lambda: np.asarray(box.initialized)
 
 
 registry.register_op("IsVariableInitialized", _bind_is_initialized)
@@ -209,7 +209,7 @@ def is_variable_initialized(variable: Any, name: str | None = None) -> Tensor:
 
 def _bind_report_uninitialized(op, ctx):
     boxes = [ctx.box(v) for v in op.get_attr("variable_ops")]
-    return lambda: np.array([b.name.encode() for b in boxes if b.value is None], dtype=object)
+    return lambda: np.array([b.name.encode() for b in boxes if not b.initialized], dtype=object)
 
 
 registry.register_op("ReportUninitializedVariables", _bind_report_uninitialized)

@@ -249,7 +249,7 @@ def _bind_assert_initialized(op, ctx):
     boxes = [ctx.box(v) for v in op.get_attr("variable_ops")]
 
     def kernel():
-        missing = [b.name for b in boxes if b.value is None]
+        missing = [b.name for b in boxes if not b.initialized]
         if missing:
             raise errors.FailedPreconditionError(None, op, f"Attempting to use uninitialized value {missing[0]}")
         return np.asarray(True)
