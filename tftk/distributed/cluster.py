@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["ClusterSpec"]
+__all__ = ["ClusterSpec", "split_address"]
 
 
 class ClusterSpec:
@@ -68,6 +68,12 @@ class ClusterSpec:
             result[job] = [tasks[i] for i in range(len(tasks))] if dense else dict(tasks)
         return result
 
+    def with_task_address(self, job_name: str, task_index: int, address: str) -> "ClusterSpec":
+        """This cluster with one task's address replaced (a server that picked a free port)."""
+        changed = ClusterSpec(self)
+        changed._jobs[job_name] = {**changed._jobs[job_name], task_index: address}
+        return changed
+
     def _tasks(self, job_name: str) -> dict[int, str]:
         if job_name not in self._jobs:
             raise ValueError(f"No such job in cluster: {job_name!r} (jobs: {', '.join(self._jobs) or 'none'})")
@@ -83,8 +89,15 @@ class ClusterSpec:
         return f"ClusterSpec({self.as_dict()!r})"
 
 
-def _check_address(job: str, index: int, address: Any) -> None:
+def split_address(address: Any) -> tuple[str, int] | None:
+    """(host, port) of a "host:port" string, or None when it is not one."""
     host, sep, port = address.rpartition(":") if isinstance(address, str) else ("", "", "")
     if not (sep and host and port.isdigit() and int(port) < 65536):
+        return None
+    return host, int(port)
+
+
+def _check_address(job: str, index: int, address: Any) -> None:
+    if split_address(address) is None:
         raise ValueError(f"Task {index} of job {job!r} has address {address!r}; expected 'host:port', "
                          "e.g. 'localhost:2222'")

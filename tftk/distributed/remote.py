@@ -19,9 +19,9 @@ import numpy as np
 from tftk.client import cancellation
 from tftk.client.executor import KernelContext, _variable_of, state_name
 from tftk.distributed import wire
-from tftk.distributed.cluster import ClusterSpec
+from tftk.distributed.cluster import ClusterSpec, split_address
 from tftk.distributed.server import in_process_server, op_key
-from tftk.framework import errors, registry
+from tftk.framework import errors
 from tftk.framework.device import DeviceSpec
 from tftk.framework.ops import Operation
 
@@ -33,8 +33,7 @@ _CONNECT_TIMEOUT_SECS = 30.0
 def parse_target(target: str) -> str:
     """The "host:port" of a "grpc://host:port" session target."""
     scheme, sep, address = target.partition("://")
-    host, colon, port = address.rpartition(":")
-    if not sep or scheme != "grpc" or not colon or not host or not port.isdigit():
+    if not sep or scheme != "grpc" or split_address(address) is None:
         raise ValueError(f"Session target {target!r} is not understood: use '' for an in-process session "
                          "or 'grpc://host:port' (e.g. server.target) for a task of a cluster")
     return address
@@ -80,12 +79,12 @@ class Channel:
 
 def _connect(address: str, timeout_secs: float) -> socket.socket:
     """Connect, retrying while the task starts up (as TF1 waits for its workers)."""
-    host, _, port = address.rpartition(":")
+    host, port = split_address(address)
     deadline = time.monotonic() + timeout_secs
     delay = 0.05
     while True:
         try:
-            sock = socket.create_connection((host, int(port)), timeout=max(1.0, timeout_secs))
+            sock = socket.create_connection((host, port), timeout=max(1.0, timeout_secs))
             sock.settimeout(None)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return sock
@@ -176,11 +175,10 @@ class ClusterContext(KernelContext):
             "type": op.type,
             "name": op.name,
             "attrs": {name: _encoded_attr(op, name, value) for name, value in op.attrs.items()},
-            "inputs": [{"dtype": t.dtype.name, "shape": t.shape.as_list() if t.shape.ndims is not None else None,
+            "inputs": [{"dtype": t.dtype.name, "shape": t.shape.as_tuple(),
                         "variable": state_name(_variable_of(t)) if i in refs else None}
                        for i, t in enumerate(op.inputs)],
-            "outputs": [{"dtype": t.dtype.name, "shape": t.shape.as_list() if t.shape.ndims is not None else None}
-                        for t in op.outputs],
+            "outputs": [{"dtype": t.dtype.name, "shape": t.shape.as_tuple()} for t in op.outputs],
         }
         key = op_key(description)
         self._channel(address).register(key, description)

@@ -9,6 +9,7 @@ servers. Variables outlive sessions: they live as long as the server.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import socket
@@ -22,7 +23,7 @@ import numpy as np
 from tftk.client import cancellation
 from tftk.client.executor import KernelContext, VariableBox
 from tftk.distributed import wire
-from tftk.distributed.cluster import ClusterSpec
+from tftk.distributed.cluster import ClusterSpec, split_address
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Graph, Operation
 from tftk.framework.tensor_shape import TensorShape
@@ -34,6 +35,7 @@ _WAIT_BUDGET_SECS = 0.5  # how long a dequeue or take_grad waits per request bef
 _in_process: dict[str, "Server"] = {}  # "host:port" of each running server of this process
 
 
+@functools.cache
 def _served_ops() -> frozenset[str]:
     """The op types a task runs for other processes: updates of the state it holds, nothing that
     reads files or runs arbitrary computation."""
@@ -270,21 +272,18 @@ class Server:
         """Listen on this task's port (idempotent)."""
         if self._tcp is not None:
             return
-        host, _, port = self._address.rpartition(":")
+        host, port = split_address(self._address)
         bind_host = host if host in _LOOPBACK_HOSTS else ""  # TF1 listens on all interfaces
         try:
-            self._tcp = _TCPServer((bind_host, int(port)), _Handler)
+            self._tcp = _TCPServer((bind_host, port), _Handler)
         except OSError as exc:
             raise errors.UnavailableError(
                 None, None, f"Task /job:{self._job}/task:{self._task} cannot listen on {self._address}: "
                 f"{exc.strerror or exc}. Is another server using the port?") from None
         self._tcp.owner = self  # type: ignore[attr-defined]
-        if int(port) == 0:
+        if port == 0:
             self._address = f"{host}:{self._tcp.server_address[1]}"
-            jobs = self._cluster.as_dict()
-            tasks = dict(enumerate(jobs[self._job])) if isinstance(jobs[self._job], list) else jobs[self._job]
-            jobs[self._job] = {**tasks, self._task: self._address}
-            self._cluster = ClusterSpec(jobs)
+            self._cluster = self._cluster.with_task_address(self._job, self._task, self._address)
         self._thread = threading.Thread(target=self._tcp.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"tftk-server-{self._address}", daemon=True)
         self._thread.start()

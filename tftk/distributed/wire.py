@@ -109,7 +109,7 @@ def encode_attr(value: Any) -> Any:
     if isinstance(value, dtypes.DType):
         return {"dtype": value.name}
     if isinstance(value, TensorShape):
-        return {"shape": value.as_list() if value.ndims is not None else None}
+        return {"shape": value.as_tuple()}
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
     if isinstance(value, (list, tuple)):

@@ -25,7 +25,7 @@ __all__ = ["QueueBase", "FIFOQueue", "RandomShuffleQueue", "ConditionalAccumulat
 _CREATING = threading.Lock()
 
 
-def _state_getter(op: Operation, ctx: Any, create, input_index: int = 0):
+def state_getter(op: Operation, ctx: Any, create, input_index: int = 0):
     """A function returning the state behind one of op's handle inputs, created on first use."""
     box = ctx.ref_box(op, input_index)
 
@@ -41,7 +41,7 @@ def _state_getter(op: Operation, ctx: Any, create, input_index: int = 0):
 # ---- FIFOQueue ------------------------------------------------------------------------------
 
 
-class _QueueState:
+class QueueState:
     """Rows of component arrays, at most `capacity` (< 0: unbounded). First in first out, or, for
     a RandomShuffleQueue, a random row while more than `min_after_dequeue` remain (or it is closed)."""
 
@@ -98,6 +98,11 @@ class _QueueState:
             self.cond.notify_all()
 
 
+def queue_getter(op: Operation, ctx: Any, input_index: int = 0):
+    """A function returning the queue behind one of op's handle inputs (attrs copied onto op)."""
+    return state_getter(op, ctx, lambda: QueueState(op.attrs), input_index)
+
+
 def _rows_of(op: Operation, components: Sequence[np.ndarray], many: bool) -> list[tuple]:
     """Enqueue inputs as rows of arrays of the queue's dtypes and shapes."""
     types, shapes = op.get_attr("component_types"), op.get_attr("shapes")
@@ -120,7 +125,7 @@ def _rows_of(op: Operation, components: Sequence[np.ndarray], many: bool) -> lis
 
 def _bind_enqueue(many: bool):
     def factory(op: Operation, ctx: Any):
-        queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs))
+        queue = queue_getter(op, ctx)
 
         def kernel(*components: np.ndarray) -> None:
             queue().put(_rows_of(op, components, many), op, ctx)
@@ -130,7 +135,7 @@ def _bind_enqueue(many: bool):
 
 def _bind_dequeue(many: bool, up_to: bool = False):
     def factory(op: Operation, ctx: Any):
-        queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs))
+        queue = queue_getter(op, ctx)
         n_components = len(op.get_attr("component_types"))
 
         def kernel(*count: np.ndarray) -> Any:
@@ -142,12 +147,12 @@ def _bind_dequeue(many: bool, up_to: bool = False):
 
 
 def _bind_size(op: Operation, ctx: Any):
-    queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs))
+    queue = queue_getter(op, ctx)
     return lambda: np.asarray(len(queue().rows), np.int32)
 
 
 def _bind_close(op: Operation, ctx: Any):
-    queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs))
+    queue = queue_getter(op, ctx)
     cancel = op.get_attr("cancel_pending_enqueues")
     return lambda: queue().close(cancel)
 
@@ -315,7 +320,7 @@ class _AccumulatorState:
 
 def _bind_accumulator(method: str):
     def factory(op: Operation, ctx: Any):
-        accumulator = _state_getter(op, ctx, lambda: _AccumulatorState(op.attrs))
+        accumulator = state_getter(op, ctx, lambda: _AccumulatorState(op.attrs))
         if method == "apply":
             return lambda local_step, gradient: accumulator().apply(np.asarray(gradient), int(local_step), op)
         if method == "take":

@@ -17,7 +17,7 @@ import numpy as np
 
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor
-from tftk.ops.data_flow_ops import QueueBase, _QueueState, _state_getter
+from tftk.ops.data_flow_ops import QueueBase, QueueState, queue_getter, state_getter
 from tftk.ops.op_builder import make_multi_op, make_op
 
 __all__ = ["TextLineReader", "FixedLengthRecordReader", "WholeFileReader", "TFRecordReader",
@@ -71,7 +71,7 @@ class _ReaderState:
         self.completed = 0
         self.lock = threading.Lock()
 
-    def read(self, queue: _QueueState, op: Operation, ctx: Any) -> tuple[np.ndarray, ...]:
+    def read(self, queue: QueueState, op: Operation, ctx: Any) -> tuple[np.ndarray, ...]:
         with self.lock:
             while True:
                 if self.records is None:
@@ -90,21 +90,25 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _reader_getter(op: Operation, ctx: Any):
+    return state_getter(op, ctx, lambda: _ReaderState(op.attrs))
+
+
 def _bind_read(op: Operation, ctx: Any):
-    reader = _state_getter(op, ctx, lambda: _ReaderState(op.attrs))
-    queue = _state_getter(op, ctx, lambda: _QueueState(op.attrs), input_index=1)
+    reader = _reader_getter(op, ctx)
+    queue = queue_getter(op, ctx, input_index=1)
     return lambda: reader().read(queue(), op, ctx)
 
 
 def _bind_count(attribute: str):
     def factory(op: Operation, ctx: Any):
-        reader = _state_getter(op, ctx, lambda: _ReaderState(op.attrs))
+        reader = _reader_getter(op, ctx)
         return lambda: np.asarray(getattr(reader(), attribute), np.int64)
     return factory
 
 
 def _bind_reset(op: Operation, ctx: Any):
-    reader = _state_getter(op, ctx, lambda: _ReaderState(op.attrs))
+    reader = _reader_getter(op, ctx)
 
     def kernel() -> None:
         state = reader()

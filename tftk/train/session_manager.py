@@ -19,8 +19,6 @@ from tftk.train.checkpoint_state import get_checkpoint_state, latest_checkpoint
 
 __all__ = ["SessionManager"]
 
-USE_READY_OP = object()
-
 
 class SessionManager:
     """Restore-or-initialise sessions for `graph`.
@@ -94,7 +92,7 @@ class SessionManager:
                 init_fn(sess)
         if self._local_init_op is not None:
             sess.run(self._local_init_op, feed_dict=self._local_init_feed_dict)
-        not_ready = self._not_ready(sess)
+        not_ready = self._not_ready(sess, self._ready_op)
         if not_ready:
             sess.close()
             how = "restored from a checkpoint" if restored else \
@@ -118,7 +116,7 @@ class SessionManager:
             if not not_ready:
                 if self._local_init_op is not None:
                     sess.run(self._local_init_op, feed_dict=self._local_init_feed_dict)
-                not_ready = self._not_ready(sess)
+                not_ready = self._not_ready(sess, self._ready_op)
                 if not not_ready:
                     return sess
             sess.close()
@@ -128,9 +126,8 @@ class SessionManager:
                     f"initialized: {not_ready}. Is the chief running and initialising them on {master!r}?")
             time.sleep(self._recovery_wait_secs)
 
-    def _not_ready(self, sess: Session, ready_op: Any = USE_READY_OP) -> str:
-        """Comma-separated names `ready_op` (default: the ready op) reports; empty when ready or None."""
-        ready_op = self._ready_op if ready_op is USE_READY_OP else ready_op
+    def _not_ready(self, sess: Session, ready_op: Any) -> str:
+        """Comma-separated names `ready_op` reports; empty when ready or when there is no such op."""
         if ready_op is None:
             return ""
         names = np.asarray(sess.run(ready_op)).ravel()
