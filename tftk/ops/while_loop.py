@@ -206,7 +206,6 @@ def _while_grad(op, *out_grads):
 def _bind_while_grad(op, ctx):
     forward = op.get_attr("forward")
     body_graph = forward.get_attr("body_graph")
-    n, n_cc = forward.get_attr("n_vars"), forward.get_attr("n_cond_caps")
     floats, float_caps, n_st = op.get_attr("floats"), op.get_attr("float_caps"), op.get_attr("n_stacked")
     plan = executor.build_plan(body_graph, op.get_attr("plan_fetches"), [], op.get_attr("plan_feeds"), ctx).function
     history: list = ctx.resource(forward, "history", list)

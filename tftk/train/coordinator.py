@@ -11,7 +11,7 @@ import contextlib
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from tftk.framework import errors
 
