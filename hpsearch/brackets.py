@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["Rung", "Bracket", "hyperband_brackets", "single_rung_bracket", "plan_budget", "format_plan", "budget_line"]
 

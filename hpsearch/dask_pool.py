@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from hpsearch.trial import TrialOutcome, TrialTask, execute, failed
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["DaskPool"]
 

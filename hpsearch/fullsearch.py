@@ -8,14 +8,12 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-
 from hpsearch.brackets import budget_line, format_plan
 from hpsearch.records import ranked
 from hpsearch.sampling import Sampler
 from hpsearch.search import SearchResult, plan_brackets, run_search
 from hpsearch.trial import TrialFunction
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["run_fullsearch", "LR_FACTORS", "STAGES"]
 
@@ -25,6 +23,8 @@ STAGES = ("1-hyperband", "2-lr-search", "3-hyperband-fixed-lr")
 
 def _stage_seed(seed: int, stage: int) -> int:
     """Each stage samples its own configs, reproducibly from the search seed."""
+    import numpy as np
+
     return int(np.random.SeedSequence([seed, stage]).generate_state(1)[0] >> 1)
 
 

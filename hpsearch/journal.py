@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from tftk.framework.errors import DataLossError
 
 __all__ = ["Journal", "read_journal"]
 
@@ -24,6 +23,8 @@ def read_journal(path: Path) -> list[dict]:
         except json.JSONDecodeError:
             if number == len(lines):  # unterminated last line: an interrupted append
                 break
+            from tftk.framework.errors import DataLossError  # the engine's errors load only on a corrupt journal
+
             raise DataLossError(message=f"{path}:{number}: corrupt journal line; the search state cannot be replayed") from None
     return events
 

@@ -4,24 +4,29 @@ or repeated search samples exactly the same trials whatever order they ran in.""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
-
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["Sampler", "trial_seed", "sample_config", "to_json_config"]
 
-Sampler = Callable[[np.random.Generator, dict], dict]
+if TYPE_CHECKING:  # numpy loads when a trial is sampled, not when hpsearch is imported
+    import numpy as np
+
+Sampler = Callable[["np.random.Generator", dict], dict]
 
 
 def trial_seed(search_seed: int, bracket: int, index: int) -> int:
     """The seed a trial trains with (a 31-bit int, usable by any library)."""
+    import numpy as np
+
     return int(np.random.SeedSequence([search_seed, bracket, index, 0]).generate_state(1)[0] >> 1)
 
 
 def _plain(value: Any) -> Any:
     """numpy scalars/arrays to JSON types (a sampler built on numpy returns them)."""
+    import numpy as np
+
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -44,6 +49,8 @@ def to_json_config(config: dict) -> dict:
 
 def sample_config(sampler: Sampler, search_seed: int, bracket: int, index: int, fixed_params: dict) -> dict:
     """The config of trial (bracket, index): sampler(rng, fixed_params) with fixed_params forced on top."""
+    import numpy as np
+
     rng = np.random.default_rng(np.random.SeedSequence([search_seed, bracket, index, 1]))
     config = dict(sampler(rng, dict(fixed_params)))
     config.update(fixed_params)

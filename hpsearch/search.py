@@ -18,7 +18,7 @@ from hpsearch.records import TrialRecord, apply_event, ranked
 from hpsearch.sampling import Sampler, sample_config, to_json_config, trial_seed
 from hpsearch.scheduler import Job, Scheduler
 from hpsearch.trial import TrialFunction, TrialOutcome, TrialTask, function_path
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["SearchResult", "run_search", "plan_brackets", "JOURNAL_NAME"]
 

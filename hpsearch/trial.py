@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from hpsearch.hparams import write_hparams
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["TrialTask", "TrialOutcome", "TrialFunction", "function_path", "resolve_function", "limit_threads", "execute", "failed"]
 

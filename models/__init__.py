@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 
 from tftk.config import ModelParams, RunConfig
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 from models.basic_model import BasicModel
 from models.conv_net import ConvNet

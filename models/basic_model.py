@@ -19,7 +19,7 @@ import numpy as np
 
 import tftk as tf
 from tftk.config import ModelParams, RunConfig, apply_best_config, dump_config
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 from tftk.runs import CONFIG_FILE, MetricsLog, load_best_config, save_run_config, truncate_metrics
 from tftk.seeding import seed_everything
 

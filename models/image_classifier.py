@@ -17,7 +17,7 @@ import numpy as np
 
 import tftk as tf
 from tftk.datasets import DataSet, Datasets, get_spec, load_dataset
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 from tftk.ops import summary_ops
 
 from models.basic_model import BasicModel

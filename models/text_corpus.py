@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["SYNTHETIC", "CATEGORIES", "synthetic_sentences", "read_sentences", "build_vocabulary",
            "skipgram_pairs"]

@@ -13,7 +13,7 @@ from pydantic import Field
 import tftk as tf
 from tftk.config import ModelParams
 from tftk.datasets import DataSet
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 from tftk.ops import summary_ops  # not tf.summary: see models/image_classifier.py
 
 from models.basic_model import BasicModel

@@ -22,12 +22,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional
 
 import typer
 
 from tftk import __version__
+from tftk.run_fields import RUN_FIELDS
 
 app = typer.Typer(name="tftk", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
                   help="TensorFlow 1.x's graph model on numpy + Numba, with config-driven training runs.")
@@ -47,12 +49,12 @@ def console(stderr: bool = False):
 @contextlib.contextmanager
 def reporting_errors() -> Iterator[None]:
     """Bad input and tftk's OpErrors -> one red line on stderr, exit 2; Ctrl-C -> exit 130 (tracebacks with --debug)."""
-    from tftk.framework.errors import OpError, UserInputError
+    from tftk.user_input import UserInputError
 
     try:
         yield
-    except (UserInputError, OpError) as error:
-        if _state["debug"]:
+    except Exception as error:
+        if _state["debug"] or not _is_user_facing(error, UserInputError):
             raise
         _print_error(str(error))
         raise typer.Exit(2) from None
@@ -61,6 +63,12 @@ def reporting_errors() -> Iterator[None]:
             raise
         _print_error("interrupted")
         raise typer.Exit(130) from None
+
+
+def _is_user_facing(error: Exception, user_input_error: type) -> bool:
+    """UserInputError, or one of the engine's OpErrors (only possible once the engine is loaded)."""
+    errors = sys.modules.get("tftk.framework.errors")
+    return isinstance(error, user_input_error) or (errors is not None and isinstance(error, errors.OpError))
 
 
 def _print_error(message: str) -> None:
@@ -82,22 +90,9 @@ def command(name: str | None = None, **options: Any) -> Callable[[Callable], Cal
     return register
 
 
-# The article's main.py flags that override a run config: (field, type, help).
-RUN_FLAGS: list[tuple[str, type, str]] = [
-    ("model_name", str, "registered model class"),
-    ("dataset", str, "dataset name"),
-    ("lr", float, "learning rate"),
-    ("max_iter", int, "number of training steps"),
-    ("batch_size", int, "examples per step"),
-    ("nb_units", int, "hidden units"),
-    ("initial_mean", float, "mean of the initial weights"),
-    ("initial_stddev", float, "standard deviation of the initial weights"),
-    ("random_seed", int, "seed for graph, numpy and Numba"),
-    ("result_dir", str, "run folder (an existing one is resumed)"),
-    ("name", str, "suffix of the new run folder's name"),
-    ("best", bool, "use the stored best config's hyperparameters"),
-    ("debug", bool, "print the resolved config; show tracebacks"),
-]
+# The article's main.py flags that override a run config: (field, type, help), from the RunConfig field table.
+RUN_FLAGS: list[tuple[str, type, str]] = [(row.name, row.option_type, row.description)
+                                          for row in RUN_FIELDS if row.flag]
 
 
 def run_config_options(function: Callable) -> Callable:
@@ -218,9 +213,8 @@ def hpsearch(
     address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address, e.g. tcp://host:8786"),
 ) -> None:
     """Search hyperparameters (hyperband or random search on worker processes); store the best config."""
-    import sys
 
-    from tftk.framework.errors import UserInputError
+    from tftk.user_input import UserInputError
     from tftk.search import SearchSettings, resume_search, start_search
 
     run_options = dict(nb_process=nb_process, trial_timeout=trial_timeout, backend=backend, address=address)
@@ -294,7 +288,7 @@ def _write_predictions(path: Path, predictions) -> None:
     import numpy as np
 
     from tftk.atomic import atomic_write_bytes
-    from tftk.framework.errors import UserInputError
+    from tftk.user_input import UserInputError
 
     buffer = io.BytesIO()
     if path.suffix == ".npy":
@@ -330,7 +324,7 @@ def inspect_checkpoint(
     all_tensor_names: bool = typer.Option(False, "--all-tensor-names", help="print every tensor's name"),
 ) -> None:
     """Print a checkpoint's tensors (names, dtypes, shapes; values on request), as TF1's inspect_checkpoint."""
-    from tftk.framework.errors import UserInputError
+    from tftk.user_input import UserInputError
     from tftk.train.checkpoint_io import print_tensors_in_checkpoint_file
     from tftk.train.checkpoint_state import latest_checkpoint
 
@@ -408,7 +402,7 @@ def best(
     """Show a model's stored best config and the metric that earned it."""
     import yaml
 
-    from tftk.framework.errors import UserInputError
+    from tftk.user_input import UserInputError
     from tftk.runs import BEST_CONFIG_FILE, load_best_config
 
     record = load_best_config(model, results_root)

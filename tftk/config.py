@@ -12,12 +12,13 @@ import difflib
 import re
 import secrets
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from tftk.framework.errors import UserInputError
+from tftk.run_fields import RUN_FIELDS, RunField
+from tftk.user_input import UserInputError
 
 __all__ = ["RunConfig", "ModelParams", "SchemaLookup", "resolve_config", "validate_config",
            "parse_override", "dump_config", "apply_best_config", "load_yaml", "RUN_IDENTITY_FIELDS"]
@@ -29,33 +30,19 @@ class ModelParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RunConfig(BaseModel):
-    """The hyperparameters and switches every run shares (the article's main.py flags)."""
+def _pydantic_field(row: RunField) -> tuple[Any, Any]:
+    """A RUN_FIELDS row as create_model's (annotation, FieldInfo)."""
+    if isinstance(row.default, type):  # a mutable default: a fresh one per config
+        return row.annotation, Field(default_factory=row.default, description=row.description, **row.constraints)
+    return row.annotation, Field(row.default, description=row.description, **row.constraints)
 
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
-    model_name: str = Field(description="registered model class to train")
-    name: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]+$", description="suffix of the run folder")
-    dataset: str = Field("digits", description="dataset name (tftk download-data lists them)")
-    data_dir: str = Field("data", description="where downloaded datasets live")
-    results_root: str = Field("results", description="runs go to <results_root>/<model_name>/")
-    result_dir: str | None = Field(None, description="run folder; default <results_root>/<model>/<time>[-name]")
-    lr: float = Field(1e-3, gt=0, description="learning rate")
-    max_iter: int = Field(2000, ge=0, description="number of training steps")
-    batch_size: int = Field(100, gt=0, description="examples per step")
-    nb_units: int = Field(20, gt=0, description="hidden units (models may refine this in model:)")
-    initial_mean: float = Field(0.0, description="mean of the initial weights")
-    initial_stddev: float = Field(1e-2, ge=0, description="standard deviation of the initial weights")
-    random_seed: int | None = Field(None, ge=0, description="seed for graph, numpy and Numba; drawn if absent")
-    best: bool = Field(False, description="override hyperparameters with the stored best config")
-    debug: bool = Field(False, description="print the resolved config and show tracebacks")
-    save_every: int = Field(1000, description="checkpoint every N steps (<= 0: only at the end)")
-    log_every: int = Field(100, gt=0, description="status line and metrics every N steps")
-    max_to_keep: int = Field(5, ge=0, description="checkpoints kept (0: all)")
-    threads: int = Field(0, ge=0, description="intra/inter-op threads (0: library default)")
-    metric: str = Field("validation_accuracy", description="metrics key that ranks runs for the best config")
-    metric_mode: Literal["max", "min"] = Field("max", description="whether a higher metric is better")
-    model: dict[str, Any] = Field(default_factory=dict, description="the model's own hyperparameters")
+class RunConfig(create_model("RunConfigFields", __config__=ConfigDict(extra="forbid", protected_namespaces=()),
+                             **{row.name: _pydantic_field(row) for row in RUN_FIELDS})):
+    """The hyperparameters and switches every run shares (the article's main.py flags).
+
+    Its fields are the rows of `tftk.run_fields.RUN_FIELDS`, from which the CLI's run flags come too.
+    """
 
 
 # Fields that describe one particular run rather than the hyperparameters worth reusing.

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tftk.framework.errors import InvalidArgumentError, UserInputError
+from tftk.framework.errors import InvalidArgumentError
+from tftk.user_input import UserInputError
 from tftk.runs import load_run_config
 
 __all__ = ["Inference", "load_inputs", "run_inference"]

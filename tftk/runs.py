@@ -22,7 +22,8 @@ import yaml
 
 from tftk.atomic import atomic_write_text
 from tftk.config import RUN_IDENTITY_FIELDS, RunConfig, SchemaLookup, dump_config, resolve_config
-from tftk.framework.errors import DataLossError, UserInputError
+from tftk.framework.errors import DataLossError
+from tftk.user_input import UserInputError
 
 __all__ = ["CONFIG_FILE", "METRICS_FILE", "BEST_CONFIG_FILE", "RESUMABLE_FIELDS", "RunDir", "RunSummary",
            "BestConfig", "new_run_dir", "prepare_run_dir", "save_run_config", "load_run_config",

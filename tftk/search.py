@@ -24,7 +24,7 @@ import yaml
 
 from tftk.atomic import atomic_write_text
 from tftk.config import RunConfig, resolve_config, validate_config
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["SEARCH_FILE", "TRIAL_FUNCTION", "SearchSettings", "BestTrial", "SearchOutcome", "parse_fixed_params",
            "check_fixed_params", "trial_base_fields", "start_search", "resume_search", "store_best"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from tftk.config import RunConfig, parse_override, resolve_config, validate_config
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 from tftk.runs import CONFIG_FILE, prepare_run_dir, update_best_config
 
 __all__ = ["TrainResult", "load_train_config", "train_run", "train_to", "run_trial"]

@@ -3,7 +3,7 @@
 import pytest
 
 from hpsearch.brackets import format_plan, hyperband_brackets, plan_budget, single_rung_bracket
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 
 def table(max_resource, eta):

@@ -7,7 +7,8 @@ import pytest
 
 from hpsearch.journal import Journal, read_journal
 from hpsearch.sampling import sample_config, to_json_config, trial_seed
-from tftk.framework.errors import DataLossError, UserInputError
+from tftk.framework.errors import DataLossError
+from tftk.user_input import UserInputError
 from hpsearch_toys import sample_lr
 
 

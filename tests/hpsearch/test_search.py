@@ -15,7 +15,7 @@ import pytest
 from hpsearch import run_search
 from hpsearch.journal import read_journal
 from hpsearch.sampling import sample_config
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 import hpsearch_toys as toys
 
 HERE = Path(__file__).parent

@@ -92,7 +92,7 @@ def test_config_bad_input(tmp_path, text, args, message):
 
 
 def test_debug_shows_the_traceback_instead(tmp_path):
-    from tftk.framework.errors import UserInputError
+    from tftk.user_input import UserInputError
 
     for args in (["--debug", "config", tmp_path / "none.yaml"], ["config", tmp_path / "none.yaml", "--debug"]):
         result = invoke(*args)

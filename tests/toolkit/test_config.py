@@ -6,7 +6,7 @@ import pytest
 
 from tftk.config import (ModelParams, RunConfig, apply_best_config, dump_config, parse_override,
                          resolve_config)
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 
 class MLPParams(ModelParams):

@@ -13,7 +13,8 @@ from tests.toolkit.realformats import cifar_tarball, idx_bytes, md5
 from tftk.datasets import download_dataset, load_dataset
 from tftk.datasets.download import RemoteFile, fetch
 from tftk.datasets.idx import read_idx
-from tftk.framework.errors import DataLossError, NotFoundError, UnavailableError, UserInputError
+from tftk.framework.errors import DataLossError, NotFoundError, UnavailableError
+from tftk.user_input import UserInputError
 
 
 def serve_mnist(server, blobs, prefix="m"):

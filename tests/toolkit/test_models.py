@@ -9,7 +9,7 @@ import pytest
 
 from models import get_model_class, make_model, model_names, model_schema
 from tftk.config import resolve_config, validate_config
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 from tftk.runs import read_metrics
 from tftk.training_loop import _expand_dotted, run_trial, train_to
 

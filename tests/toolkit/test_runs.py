@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tftk.config import RunConfig, dump_config
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 from tftk.runs import (MetricsLog, list_runs, load_best_config, load_run_config, new_run_dir, prepare_run_dir,
                        read_metrics, save_run_config, truncate_metrics, update_best_config)
 

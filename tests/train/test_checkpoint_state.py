@@ -7,7 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from tftk.framework.errors import DataLossError, UserInputError
+from tftk.framework.errors import DataLossError
+from tftk.user_input import UserInputError
 from tftk.train.checkpoint_io import checkpoint_exists, save_arrays
 from tftk.train.checkpoint_state import (
     CheckpointRetention, CheckpointState, get_checkpoint_state, latest_checkpoint, update_checkpoint_state,

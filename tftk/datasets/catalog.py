@@ -18,7 +18,8 @@ from tftk.datasets.cifar import read_cifar10
 from tftk.datasets.dataset import DataSet, Datasets
 from tftk.datasets.download import RemoteFile, fetch
 from tftk.datasets.idx import read_idx
-from tftk.framework.errors import DataLossError, NotFoundError, UserInputError
+from tftk.framework.errors import DataLossError, NotFoundError
+from tftk.user_input import UserInputError
 
 __all__ = ["DatasetSpec", "dataset_names", "get_spec", "download_dataset", "load_dataset"]
 

@@ -1,4 +1,4 @@
-"""TF1's error classes (`tf.errors`), plus the one-line user-input error the CLI reports with exit 2."""
+"""TF1's error classes (`tf.errors`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ __all__ = [
     "OpError", "CancelledError", "UnknownError", "InvalidArgumentError", "DeadlineExceededError",
     "NotFoundError", "AlreadyExistsError", "PermissionDeniedError", "ResourceExhaustedError",
     "FailedPreconditionError", "AbortedError", "OutOfRangeError", "UnimplementedError",
-    "InternalError", "UnavailableError", "DataLossError", "UnauthenticatedError", "UserInputError",
+    "InternalError", "UnavailableError", "DataLossError", "UnauthenticatedError",
 ]
 
 
@@ -47,6 +47,3 @@ UnavailableError = _op_error("UnavailableError", 14)
 DataLossError = _op_error("DataLossError", 15)
 UnauthenticatedError = _op_error("UnauthenticatedError", 16)
 
-
-class UserInputError(ValueError):
-    """Bad input from a user (config, file, flag): the CLI prints the message alone and exits 2."""

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["Error", "FlagValues", "FLAGS", "DEFINE_string", "DEFINE_integer", "DEFINE_float",
            "DEFINE_boolean", "DEFINE_bool", "DEFINE_list", "DEFINE_enum"]

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from tftk.atomic import atomic_write_text
-from tftk.framework.errors import DataLossError, UserInputError
+from tftk.framework.errors import DataLossError
+from tftk.user_input import UserInputError
 from tftk.train.checkpoint_io import checkpoint_exists, data_path, delete_checkpoint
 
 __all__ = [

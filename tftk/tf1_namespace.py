@@ -1,0 +1,95 @@
+"""The TF1 names `import tftk as tf` exposes, re-exported from the layers that define them.
+
+`tftk/__init__.py` loads this module on the first attribute access (`tf.placeholder`), so that
+importing a light module of the package (`tftk.cli`, `tftk.config`, `tftk.user_input`) loads
+neither numpy nor the engine. Add a new public TF1 name here; this module is only a list.
+"""
+
+from tftk.framework import dtypes as _dtypes_module
+from tftk.framework.device import DeviceSpec
+from tftk.framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double,  # noqa: A004
+                                   float16, float32, float64, half, int8, int16, int32, int64,
+                                   qint8, qint16, qint32, quint8, quint16, string, uint8, uint16)
+from tftk.framework.errors import OpError
+from tftk.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
+from tftk.framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,
+                                add_to_collections, colocate_with, control_dependencies,
+                                convert_to_tensor, device, get_collection, get_collection_ref,
+                                get_default_graph, get_default_session, name_scope, newaxis,
+                                register_tensor_conversion_function, reset_default_graph)
+from tftk.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tftk.framework.registry import NotDifferentiable, RegisterGradient
+from tftk.framework.tensor_shape import Dimension, TensorShape
+from tftk.client.config import ConfigProto, GPUOptions, GraphOptions, OptimizerOptions
+from tftk.client.session import InteractiveSession, Session
+from tftk.ops import tensor_operators as _tensor_operators  # noqa: F401 - installs + - * ... on Tensor
+from tftk.ops.array_ops import (expand_dims, fill, identity, ones, ones_like, rank, reshape,
+                                shape, size, squeeze, stack, stop_gradient, transpose, zeros,
+                                zeros_like)
+from tftk.ops.array_ops_ext import (boolean_mask, broadcast_to, gather, gather_nd,
+                                    invert_permutation, lin_space, linspace, meshgrid, one_hot,
+                                    pad, range, reverse, reverse_v2, sequence_mask, shape_n, slice, strided_slice, tile,
+                                    unique, unstack, where)
+from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
+from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_by_norm,
+                               clip_by_value, global_norm)
+from tftk.ops.constant_op import constant, placeholder, placeholder_with_default
+from tftk.ops.control_flow_ops import case, cond, group, no_op, tuple, with_dependencies  # noqa: A004
+from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue, QueueBase, RandomShuffleQueue
+from tftk.ops.io_ops import (FixedLengthRecordReader, TextLineReader, TFRecordReader, WholeFileReader,
+                             decode_csv, decode_raw)
+from tftk.ops.gradients_impl import AggregationMethod, gradients
+from tftk.ops.init_ops import (constant_initializer, glorot_normal_initializer,
+                               glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
+                               random_normal_initializer, random_uniform_initializer,
+                               truncated_normal_initializer, uniform_unit_scaling_initializer,
+                               variance_scaling_initializer, zeros_initializer)
+from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, cast, ceil, cos, cosh,  # noqa: A004
+                               count_nonzero, div, divide, equal, erf, exp, expm1, floor, floordiv,
+                               floor_div, floormod, greater, greater_equal, is_finite, is_inf,
+                               is_nan, less, less_equal, log, log1p, logical_and, logical_not,
+                               logical_or, logical_xor, matmul, maximum, minimum, mod, multiply,
+                               negative, not_equal, pow, realdiv, reciprocal, reduce_all,
+                               reduce_any, reduce_logsumexp, reduce_max, reduce_mean, reduce_min,
+                               reduce_prod, reduce_sum, round, rsqrt, saturate_cast, scalar_mul,
+                               sigmoid, sign, sin, sinh, sqrt, square, squared_difference,
+                               subtract, tan, tanh, to_double, to_float, to_int32, to_int64,
+                               truediv)
+from tftk.ops.math_ops_ext import (argmax, argmin, bincount, complex, cumprod, cumsum,  # noqa: A004
+                                   dequantize, fft, ifft, imag, matrix_diag_part, norm, quantize,
+                                   real, tensordot, trace)
+from tftk.ops.random_ops import (multinomial, random_gamma, random_normal, random_shuffle,
+                                 random_uniform, set_random_seed, truncated_normal)
+from tftk.ops.sparse_ops import sparse_placeholder, sparse_tensor_to_dense, sparse_to_dense
+from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce_join,
+                                 string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
+                                 string_to_hash_bucket_strong, substr)
+from tftk.ops.state_ops import (assign, assign_add, assign_sub, count_up_to, scatter_add, scatter_sub,
+                                scatter_update)
+from tftk.ops.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable,
+                                     get_variable_scope, variable_op_scope, variable_scope)
+from tftk.ops.while_loop import foldl, foldr, map_fn, scan, while_loop
+from tftk.ops.variables import (Variable, all_variables, assert_variables_initialized,
+                                global_variables, global_variables_initializer,
+                                initialize_all_variables, initialize_local_variables,
+                                initialize_variables, is_variable_initialized, local_variables,
+                                local_variables_initializer, model_variables,
+                                moving_average_variables, report_uninitialized_variables,
+                                trainable_variables, variables_initializer)
+from tftk import errors  # noqa: E402  (tf.errors)
+
+dtypes = _dtypes_module
+
+# TF 0.x spellings; concat and split accept both argument orders.
+from tftk.compat.legacy import (audio_summary, batch_matmul, concat, concat_v2,  # noqa: E402
+                                histogram_summary, image_summary, merge_all_summaries,
+                                merge_summary, mul, neg, pack, scalar_summary, select, split, sub,
+                                unpack)
+from tftk.debug import add_check_numerics_ops, check_numerics  # noqa: E402
+from tftk.platform import app, gfile  # noqa: E402
+from tftk.platform import flags  # noqa: E402
+from tftk.platform import tf_logging as logging  # noqa: E402
+
+# TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
+from tftk.api import contrib, image, layers, losses, math, nn, sparse  # noqa: E402
+from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
