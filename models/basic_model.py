@@ -18,9 +18,9 @@ from typing import Any, Callable, ClassVar, Iterator
 import numpy as np
 
 import tftk as tf
-from tftk.config import ModelParams, RunConfig, apply_best_config, dump_config
+from tftk.config import ModelParams, RunConfig, dump_config, flatten_dotted
 from tftk.user_input import UserInputError
-from tftk.runs import CONFIG_FILE, MetricsLog, load_best_config, save_run_config, truncate_metrics
+from tftk.runs import CONFIG_FILE, MetricsLog, save_run_config, truncate_metrics
 from tftk.seeding import seed_everything
 
 __all__ = ["BasicModel", "CHECKPOINT_NAME", "DATA_STATE_KEYS"]
@@ -51,8 +51,6 @@ class BasicModel:
           config: the resolved run config (`config.result_dir` must name the run folder).
           for_inference: restore the latest checkpoint (required) and write no events or metrics.
         """
-        if config.best:
-            config = self.get_best_config(config)
         self.config = config.model_copy(deep=True)
         if self.config.debug:
             print(dump_config(self.config), end="")
@@ -136,16 +134,11 @@ class BasicModel:
         return params
 
     @classmethod
-    def get_best_config(cls, config: RunConfig) -> RunConfig:
-        """`config` with the hyperparameters of its model's stored best run (best=False, so it merges once)."""
-        from models import model_schema
-
-        record = load_best_config(config.model_name, config.results_root)
-        if record is None:
-            raise UserInputError(f"--best: no best config stored for {config.model_name} under "
-                                 f"{config.results_root}/ yet; train without --best first")
-        merged = apply_best_config(config, record.config, model_schema)
-        return merged.model_copy(update={"best": False})
+    def searched_hyperparameters(cls, config: RunConfig) -> dict[str, Any]:
+        """The values in `config` of what a search varies (`get_random_config`'s keys): what --best applies."""
+        drawn = cls.random_params(np.random.default_rng(0))
+        flat = flatten_dotted(config.model_dump(mode="json"))
+        return {key: flat[key] for key in drawn if key in flat}
 
     def init(self) -> None:
         """Restore the latest checkpoint of result_dir if there is one, else run the initialiser."""

@@ -397,21 +397,49 @@ def runs(
 @command("best")
 def best(
     model: str = typer.Argument(..., help="model name"),
+    overrides: Optional[List[str]] = typer.Argument(None, help="with --config: key=value overrides"),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="the dataset the record is for (default: digits, "
+                                                                   "or the --config's)"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c",
+                                          help="show what `tftk train --config FILE --best` would change"),
     results_root: Path = typer.Option(Path("results"), "--results-root", help="where runs live"),
 ) -> None:
-    """Show a model's stored best config and the metric that earned it."""
+    """Show a model's stored best config on a dataset, or what --best would change in a run config."""
     import yaml
 
+    from tftk.runs import DEFAULT_DATASET, best_config_path, load_best_config
     from tftk.user_input import UserInputError
-    from tftk.runs import BEST_CONFIG_FILE, load_best_config
 
-    record = load_best_config(model, results_root)
+    if config is not None:
+        _print_best_changes(model, config, overrides or [], dataset, results_root)
+        return
+    record = load_best_config(model, results_root, dataset or DEFAULT_DATASET)
     if record is None:
-        raise UserInputError(f"no best config stored for {model} yet ({results_root / model / BEST_CONFIG_FILE}); "
+        raise UserInputError(f"no best config stored for {model} yet ({best_config_path(model, results_root)}"
+                             f"{'' if dataset is None else ', dataset ' + dataset}); "
                              "it is written when a run beats the previous best")
     typer.echo(f"# {record.metric_name} = {record.metric:.6g} ({'higher' if record.higher_is_better else 'lower'} "
                f"is better), checkpoint {record.checkpoint_path}, updated {record.updated}")
+    typer.echo(f"# dataset {record.dataset}; --best applies: "
+               + (", ".join(f"{key}={value!r}" for key, value in record.hyperparameters.items()) or "nothing"))
     typer.echo(yaml.safe_dump(record.config, sort_keys=False), nl=False)
+
+
+def _print_best_changes(model: str, config: Path, overrides: list[str], dataset: str | None, results_root: Path) -> None:
+    """`tftk best MODEL --config FILE`: each hyperparameter --best would change, current -> stored."""
+    from tftk.training_loop import best_config_changes, explicit_keys, load_train_config
+    from tftk.user_input import UserInputError
+
+    flags = {"dataset": dataset}
+    resolved = load_train_config(config, overrides, {**flags, "best": False})
+    if resolved.model_name != model:
+        raise UserInputError(f"--config {config} is for {resolved.model_name}, not {model}")
+    resolved = resolved.model_copy(update={"results_root": str(results_root)})
+    changes = best_config_changes(resolved, explicit_keys(flags, overrides))
+    if not changes:
+        typer.echo(f"--best changes nothing in {config} ({model} on {resolved.dataset})")
+    for key, (current, stored) in changes.items():
+        typer.echo(f"{key}: {current!r} -> {stored!r}")
 
 
 def main() -> None:

@@ -21,7 +21,8 @@ from tftk.run_fields import RUN_FIELDS, RunField
 from tftk.user_input import UserInputError
 
 __all__ = ["RunConfig", "ModelParams", "SchemaLookup", "resolve_config", "validate_config",
-           "parse_override", "dump_config", "apply_best_config", "load_yaml", "RUN_IDENTITY_FIELDS"]
+           "parse_override", "dump_config", "apply_best_config", "load_yaml", "RUN_IDENTITY_FIELDS",
+           "flatten_dotted", "expand_dotted", "set_dotted"]
 
 
 class ModelParams(BaseModel):
@@ -114,7 +115,7 @@ def resolve_config(path: str | Path | None, overrides: Sequence[str] = (),
             sources[(field,)] = "--" + field.replace("_", "-")
     for text in overrides:
         keys, value = parse_override(text)
-        _set_nested(data, keys, value, f"override '{text}'")
+        set_dotted(data, keys, value, f"override '{text}'")
         sources[keys] = f"override '{text}'"
     config = validate_config(data, model_schema_lookup, origin, sources)
     if config.random_seed is None and draw_seed:
@@ -152,14 +153,40 @@ def dump_config(config: RunConfig) -> str:
 
 def apply_best_config(config: RunConfig, best: Mapping[str, Any],
                       model_schema_lookup: SchemaLookup | None = None) -> RunConfig:
-    """The article's `config.update(best)`: hyperparameters from `best`, run identity from `config`."""
+    """The article's `config.update(best)`: hyperparameters from `best` (nested or dotted keys), run identity from `config`."""
     merged = config.model_dump(mode="json")
-    merged.update({k: v for k, v in best.items() if k not in RUN_IDENTITY_FIELDS})
+    for key, value in flatten_dotted(best).items():
+        if key not in RUN_IDENTITY_FIELDS:
+            set_dotted(merged, tuple(key.split(".")), value, "best config")
     return validate_config(merged, model_schema_lookup, "best config")
 
 
-def _set_nested(data: dict[str, Any], keys: tuple[str, ...], value: Any, source: str) -> None:
-    """data[k1][k2]... = value, creating sections; a non-section on the way is an error."""
+def flatten_dotted(config: Mapping[str, Any]) -> dict[str, Any]:
+    """{"lr": 1, "model": {"hidden2": 8}} -> {"lr": 1, "model.hidden2": 8}: the keys overrides and samplers use."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if key == "model" and isinstance(value, Mapping):
+            flat.update({f"model.{inner}": item for inner, item in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
+def expand_dotted(flat: Mapping[str, Any], source: str = "config") -> dict[str, Any]:
+    """{"lr": 0.1, "model.hidden1": 64} -> {"lr": 0.1, "model": {"hidden1": 64}} (sections merged)."""
+    data: dict[str, Any] = {}
+    for key, value in flat.items():
+        keys = tuple(str(key).split("."))
+        if isinstance(value, Mapping):
+            for inner, item in value.items():
+                set_dotted(data, keys + (str(inner),), item, f"{source} key {key!r}")
+        else:
+            set_dotted(data, keys, value, f"{source} key {key!r}")
+    return data
+
+
+def set_dotted(data: dict[str, Any], keys: tuple[str, ...], value: Any, source: str) -> None:
+    """data[k1][k2]... = value, creating sections; a non-section on the way is an error naming `source`."""
     node = data
     for depth, key in enumerate(keys[:-1]):
         child = node.setdefault(key, {})

@@ -23,12 +23,13 @@ import yaml
 from tftk.atomic import atomic_write_text
 from tftk.config import RUN_IDENTITY_FIELDS, RunConfig, SchemaLookup, dump_config, resolve_config
 from tftk.framework.errors import DataLossError
+from tftk.run_fields import RUN_FIELDS
 from tftk.user_input import UserInputError
 
 __all__ = ["CONFIG_FILE", "METRICS_FILE", "BEST_CONFIG_FILE", "RESUMABLE_FIELDS", "RunDir", "RunSummary",
            "BestConfig", "new_run_dir", "prepare_run_dir", "save_run_config", "load_run_config",
            "MetricsLog", "read_metrics", "truncate_metrics", "list_runs", "load_best_config",
-           "update_best_config"]
+           "update_best_config", "best_config_path", "DEFAULT_DATASET"]
 
 CONFIG_FILE = "config.yaml"
 METRICS_FILE = "metrics.jsonl"
@@ -50,9 +51,13 @@ class RunDir:
 
 
 def new_run_dir(model_name: str, results_root: str | Path = "results", name: str | None = None,
-                now: datetime | None = None) -> Path:
-    """Create and return a fresh `<results_root>/<model>/<YYYYmmdd-HHMMSS>[-name]` (suffix `_2`, `_3`... if taken)."""
-    base = f"{(now or datetime.now()).strftime(_STAMP)}{'-' + name if name else ''}"
+                now: datetime | None = None, *, prefix: str = "") -> Path:
+    """Create and return a fresh `<results_root>/<model>/<prefix><YYYYmmdd-HHMMSS>[-name]` (`_2`, `_3`... if taken).
+
+    The one naming rule of run folders and search folders (`prefix="hpsearch-"`); mkdir is atomic, so
+    parallel processes never share a folder.
+    """
+    base = f"{prefix}{(now or datetime.now()).strftime(_STAMP)}{'-' + name if name else ''}"
     parent = Path(results_root) / model_name
     parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(1, 10_000):
@@ -62,7 +67,7 @@ def new_run_dir(model_name: str, results_root: str | Path = "results", name: str
             return path
         except FileExistsError:
             continue
-    raise UserInputError(f"{parent}: no free run folder name for {base}")
+    raise UserInputError(f"{parent}: no free folder name for {base}")
 
 
 def prepare_run_dir(config: RunConfig, *, force: bool = False, model_schema_lookup: SchemaLookup | None = None,
@@ -202,9 +207,14 @@ def list_runs(results_root: str | Path = "results", model: str | None = None) ->
     return sorted(runs, key=lambda r: (r.started, str(r.path)))
 
 
+# The dataset a record without one is filed under: the run config's default dataset.
+DEFAULT_DATASET = next(row.default for row in RUN_FIELDS if row.name == "dataset")
+
+
 @dataclass(frozen=True)
 class BestConfig:
-    """The stored best run of a model: its config and the metric that made it best."""
+    """The stored best run of a model on one dataset: its config, the metric that made it best, and the
+    searched hyperparameters (`lr`, `model.hidden2`, ...) that `tftk train --best` applies."""
 
     model_name: str
     metric_name: str
@@ -213,48 +223,70 @@ class BestConfig:
     checkpoint_path: str
     run_dir: str | None
     updated: str
-    config: dict[str, Any]
+    config: dict[str, Any]  # the whole config of the run that earned it (what it was; not all of it is applied)
+    dataset: str = DEFAULT_DATASET
+    hyperparameters: dict[str, Any] = field(default_factory=dict)  # dotted keys: the only values --best applies
 
 
-def load_best_config(model: str, results_root: str | Path = "results") -> BestConfig | None:
-    """The stored best config of `model`, or None if no run has stored one yet."""
-    path = Path(results_root) / model / BEST_CONFIG_FILE
-    if not path.exists():
-        return None
-    data = _read_yaml(path)
-    try:
-        return BestConfig(**data)
-    except TypeError as error:
-        raise DataLossError(message=f"{path}: not a best-config record ({error})") from None
+def best_config_path(model: str, results_root: str | Path = "results") -> Path:
+    """The model's best-config store: one record per dataset."""
+    return Path(results_root) / model / BEST_CONFIG_FILE
+
+
+def load_best_config(model: str, results_root: str | Path = "results",
+                     dataset: str = DEFAULT_DATASET) -> BestConfig | None:
+    """The stored best config of `model` on `dataset`, or None if no run has stored one yet."""
+    return _read_best_store(best_config_path(model, results_root)).get(dataset)
 
 
 def update_best_config(model: str, config: RunConfig | Mapping[str, Any], metric: float, checkpoint_path: str | Path,
                        higher_is_better: bool = True, *, metric_name: str | None = None,
-                       results_root: str | Path = "results") -> bool:
-    """Store `config` as the model's best if `metric` beats the stored one; True if it did.
+                       results_root: str | Path = "results", dataset: str | None = None,
+                       hyperparameters: Mapping[str, Any] | None = None) -> bool:
+    """Store `config` as the model's best on its dataset if `metric` beats the stored one; True if it did.
 
-    Read-compare-write happens under an exclusive flock, and the write is atomic, so runs in
-    parallel processes never lose a better result nor leave a torn file. NaN never wins.
+    Records of other datasets are kept as they are. Read-compare-write happens under an exclusive
+    flock, and the write is atomic, so runs in parallel processes never lose a better result nor
+    leave a torn file. A non-finite metric never wins.
     """
     metric = float(metric)
-    if math.isnan(metric):
+    if not math.isfinite(metric):
         return False
     if isinstance(config, RunConfig):
         metric_name = metric_name or config.metric
         config = config.model_dump(mode="json")
-    folder = Path(results_root) / model
-    folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder / f".{BEST_CONFIG_FILE}.lock"):
-        current = load_best_config(model, results_root)
+    dataset = dataset or str(dict(config).get("dataset", DEFAULT_DATASET))
+    path = best_config_path(model, results_root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path.with_name(f".{BEST_CONFIG_FILE}.lock")):
+        store = _read_best_store(path)
+        current = store.get(dataset)
         if current is not None:
             better = metric > current.metric if higher_is_better else metric < current.metric
             if not better:
                 return False
-        record = BestConfig(model, metric_name or "metric", metric, higher_is_better, str(checkpoint_path),
-                            dict(config).get("result_dir"), datetime.now().isoformat(timespec="seconds"),
-                            dict(config))
-        atomic_write_text(folder / BEST_CONFIG_FILE, yaml.safe_dump(record.__dict__, sort_keys=False))
+        store[dataset] = BestConfig(model, metric_name or "metric", metric, higher_is_better, str(checkpoint_path),
+                                    dict(config).get("result_dir"), datetime.now().isoformat(timespec="seconds"),
+                                    dict(config), dataset, dict(hyperparameters or {}))
+        atomic_write_text(path, yaml.safe_dump({key: record.__dict__ for key, record in store.items()},
+                                               sort_keys=False))
     return True
+
+
+def _read_best_store(path: Path) -> dict[str, BestConfig]:
+    """dataset -> record of a best-config store (empty if there is none); DataLossError if it is corrupt."""
+    if not path.exists():
+        return {}
+    data = _read_yaml(path)
+    if "config" in data and "model_name" in data:  # a store from before records were filed by dataset
+        data = {str(dict(data["config"]).get("dataset", DEFAULT_DATASET)): data}
+    store = {}
+    for dataset, record in data.items():
+        try:
+            store[str(dataset)] = BestConfig(**record)
+        except TypeError as error:
+            raise DataLossError(message=f"{path}: {dataset}: not a best-config record ({error})") from None
+    return store
 
 
 @contextlib.contextmanager

@@ -23,7 +23,8 @@ from typing import IO, Any, Literal, Mapping, Sequence
 import yaml
 
 from tftk.atomic import atomic_write_text
-from tftk.config import RunConfig, resolve_config, validate_config
+from tftk.runs import new_run_dir
+from tftk.config import RunConfig, flatten_dotted, resolve_config, set_dotted, validate_config
 from tftk.user_input import UserInputError
 
 __all__ = ["SEARCH_FILE", "TRIAL_FUNCTION", "SearchSettings", "BestTrial", "SearchOutcome", "parse_fixed_params",
@@ -86,25 +87,11 @@ def parse_fixed_params(text: str | None) -> dict[str, Any]:
     return params
 
 
-def _flat(config: Mapping[str, Any]) -> dict[str, Any]:
-    """{"lr": 1, "model": {"hidden2": 8}} -> {"lr": 1, "model.hidden2": 8} (the keys samplers use)."""
-    section = config.get("model")
-    if not isinstance(section, Mapping):
-        return dict(config)
-    flat = {key: value for key, value in config.items() if key != "model"}
-    flat.update({f"model.{key}": value for key, value in section.items()})
-    return flat
-
-
 def _with_flat(config: RunConfig, flat: Mapping[str, Any], schema, origin: str) -> RunConfig:
     """`config` with dotted-key values applied, validated (errors name `origin`)."""
     data = config.model_dump(mode="json")
     for key, value in flat.items():
-        section, _, field = key.partition(".")
-        if field:
-            data[section][field] = value
-        else:
-            data[key] = value
+        set_dotted(data, tuple(key.split(".")), value, origin)
     return validate_config(data, lambda name: schema, origin)
 
 
@@ -114,7 +101,7 @@ def check_fixed_params(params: Mapping[str, Any], base: RunConfig) -> dict[str, 
 
     schema = model_schema(base.model_name)
     known = {key for key in RunConfig.model_fields if key != "model"} | {f"model.{key}" for key in schema.model_fields}
-    flat = _flat(params)
+    flat = flatten_dotted(params)
     for key in flat:
         if key == "model_name":
             raise UserInputError("--fixed-params: model_name cannot be fixed; the model comes from the config")
@@ -142,7 +129,7 @@ def trial_base_fields(base: RunConfig) -> dict[str, Any]:
     defaults = {key: field.get_default(call_default_factory=True) for key, field in RunConfig.model_fields.items()}
     defaults.update({f"model.{key}": field.get_default(call_default_factory=True)
                      for key, field in schema.model_fields.items()})
-    return {key: value for key, value in _flat(base.model_dump(mode="json")).items()
+    return {key: value for key, value in flatten_dotted(base.model_dump(mode="json")).items()
             if key not in TRIAL_FIELDS and (key == "model_name" or value != defaults.get(key))}
 
 
@@ -184,7 +171,7 @@ def start_search(config_path: str | Path, overrides: Sequence[str] = (), setting
     if dry_run:
         folder = Path(base.results_root) / base.model_name / "hpsearch-<time>"
         return _run(folder, base, settings, resume=False, dry_run=True, out=out, **run_options)
-    search_dir = _new_search_dir(Path(base.results_root) / base.model_name, now)
+    search_dir = new_run_dir(base.model_name, base.results_root, now=now, prefix="hpsearch-")
     atomic_write_text(search_dir / SEARCH_FILE, yaml.safe_dump(
         {**dataclasses.asdict(settings), "base_config": base.model_dump(mode="json")}, sort_keys=False))
     print(f"search folder: {search_dir} (continue a stopped search with: tftk hpsearch --resume {search_dir})",
@@ -259,8 +246,8 @@ def _fullsearch_budget(settings: SearchSettings) -> str:
 
 def store_best(result, results_root: str | Path) -> BestTrial | None:
     """Offer the best ranked trial that kept its checkpoint to the model's best-config store."""
-    from models import model_schema
-    from tftk.runs import BEST_CONFIG_FILE, load_run_config, update_best_config
+    from models import get_model_class, model_schema
+    from tftk.runs import best_config_path, load_run_config, update_best_config
     from tftk.train.checkpoint_state import latest_checkpoint
 
     for trial in result.trials:  # ranked, best first
@@ -270,24 +257,12 @@ def store_best(result, results_root: str | Path) -> BestTrial | None:
         config = load_run_config(trial.trial_dir, model_schema)
         higher = config.metric_mode == "max"
         metric = trial.metric if higher else -trial.metric  # trials report higher-is-better
-        updated = update_best_config(config.model_name, config, metric, checkpoint, higher, results_root=results_root)
+        searched = get_model_class(config.model_name).searched_hyperparameters(config)
+        updated = update_best_config(config.model_name, config, metric, checkpoint, higher, results_root=results_root,
+                                     hyperparameters=searched)
         return BestTrial(trial.trial_id, config, metric, trial.resource, checkpoint, updated,
-                         Path(results_root) / config.model_name / BEST_CONFIG_FILE)
+                         best_config_path(config.model_name, results_root))
     return None
-
-
-def _new_search_dir(parent: Path, now: datetime | None) -> Path:
-    """Create `<parent>/hpsearch-<YYYYmmdd-HHMMSS>` (suffix `_2`, `_3`... when taken)."""
-    base = f"hpsearch-{(now or datetime.now()).strftime('%Y%m%d-%H%M%S')}"
-    parent.mkdir(parents=True, exist_ok=True)
-    for attempt in range(1, 10_000):
-        path = parent / (base if attempt == 1 else f"{base}_{attempt}")
-        try:
-            path.mkdir()  # atomic: one search per name
-            return path
-        except FileExistsError:
-            continue
-    raise UserInputError(f"{parent}: no free search folder name for {base}")
 
 
 def _any_trial_started(search_dir: Path) -> bool:

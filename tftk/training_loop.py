@@ -13,13 +13,16 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
-from tftk.config import RunConfig, parse_override, resolve_config, validate_config
+from tftk.config import (RunConfig, apply_best_config, expand_dotted, flatten_dotted, parse_override,
+                         resolve_config, validate_config)
+from tftk.framework.errors import DataLossError
 from tftk.user_input import UserInputError
-from tftk.runs import CONFIG_FILE, prepare_run_dir, update_best_config
+from tftk.runs import CONFIG_FILE, load_best_config, prepare_run_dir, update_best_config
 
-__all__ = ["TrainResult", "load_train_config", "train_run", "train_to", "run_trial"]
+__all__ = ["TrainResult", "load_train_config", "best_config_changes", "apply_stored_best", "explicit_keys", "train_run", "train_to",
+           "run_trial"]
 
 StepCallback = Callable[[int, dict[str, float]], None]
 
@@ -49,7 +52,9 @@ def load_train_config(path: str | Path | None, overrides: Sequence[str] = (),
                       flags: Mapping[str, Any] | None = None) -> RunConfig:
     """The config `tftk train` runs: the file (or the saved config of --result-dir), flags, overrides.
 
-    No seed is drawn here: `prepare_run_dir` takes a resumed run's saved seed or draws a new one.
+    With `best`, the stored best run's searched hyperparameters (same model and dataset) replace the
+    file's, except those given as flags or overrides: explicit input wins. No seed is drawn here:
+    `prepare_run_dir` takes a resumed run's saved seed or draws a new one.
     """
     from models import model_schema
 
@@ -59,7 +64,39 @@ def load_train_config(path: str | Path | None, overrides: Sequence[str] = (),
         if result_dir is None or not (Path(result_dir) / CONFIG_FILE).exists():
             raise UserInputError("--config FILE is required (or --result-dir naming an existing run to resume)")
         path = Path(result_dir) / CONFIG_FILE
-    return resolve_config(path, overrides, model_schema, flags=flags, draw_seed=False)
+    config = resolve_config(path, overrides, model_schema, flags=flags, draw_seed=False)
+    return apply_stored_best(config, explicit_keys(flags, overrides)) if config.best else config
+
+
+def explicit_keys(flags: Mapping[str, Any], overrides: Sequence[str]) -> set[str]:
+    """The dotted keys the user gave on the command line (flags set, `key=value` overrides)."""
+    return ({field for field, value in flags.items() if value is not None}
+            | {".".join(parse_override(text)[0]) for text in overrides})
+
+
+def best_config_changes(config: RunConfig, explicit: Collection[str] = ()) -> dict[str, tuple[Any, Any]]:
+    """What --best would change in `config`: dotted key -> (current, stored) for the searched hyperparameters
+    of the stored best run of the same model and dataset, minus the `explicit` keys (given as flags)."""
+    from models import get_model_class
+
+    record = load_best_config(config.model_name, config.results_root, config.dataset)
+    if record is None:
+        raise UserInputError(f"--best: no best config stored for {config.model_name} on {config.dataset} under "
+                             f"{config.results_root}/ yet; train or search without --best first")
+    current = flatten_dotted(config.model_dump(mode="json"))
+    searched = record.hyperparameters or get_model_class(config.model_name).searched_hyperparameters(
+        validate_config(record.config))
+    return {key: (current.get(key), value) for key, value in searched.items()
+            if key not in explicit and current.get(key) != value}
+
+
+def apply_stored_best(config: RunConfig, explicit: Collection[str] = ()) -> RunConfig:
+    """`config` with the stored best's searched hyperparameters (not the `explicit` keys); best=False after,
+    so the saved config.yaml holds the values the run used and a resume applies nothing again."""
+    from models import model_schema
+
+    changes = {key: stored for key, (_, stored) in best_config_changes(config, explicit).items()}
+    return apply_best_config(config, changes, model_schema).model_copy(update={"best": False})
 
 
 def train_run(config: RunConfig, *, force: bool = False, update_best: bool = True,
@@ -77,8 +114,8 @@ def train_run(config: RunConfig, *, force: bool = False, update_best: bool = Tru
     from models import get_model_class, make_model, model_schema
 
     model_class = get_model_class(config.model_name)
-    if config.best:
-        config = model_class.get_best_config(config)
+    if config.best:  # a config that did not come through load_train_config
+        config = apply_stored_best(config)
     model_class.check_config(config)
     existed = config.result_dir is not None and Path(config.result_dir).exists()
     run = prepare_run_dir(config, force=force, model_schema_lookup=model_schema)
@@ -99,9 +136,14 @@ def train_run(config: RunConfig, *, force: bool = False, update_best: bool = Tru
         model.close()
     config = run.config
     metric = outcome["metrics"].get(config.metric)
-    best_updated = bool(update_best and metric is not None and outcome["step"] > start_step and update_best_config(
-        config.model_name, config, metric, outcome["checkpoint"], config.metric_mode == "max",
-        results_root=config.results_root))
+    best_updated = False
+    if update_best and metric is not None and outcome["step"] > start_step:
+        try:
+            best_updated = update_best_config(
+                config.model_name, config, metric, outcome["checkpoint"], config.metric_mode == "max",
+                results_root=config.results_root, hyperparameters=model_class.searched_hyperparameters(config))
+        except (DataLossError, OSError) as error:  # the run itself is fine: say so and keep its summary
+            log(f"warning: best config not updated: {error}")
     return TrainResult(run.path, config, run.resumed, start_step, outcome["step"], outcome["interrupted"],
                        outcome["checkpoint"], outcome["metrics"], best_updated, time.perf_counter() - started)
 
@@ -117,7 +159,7 @@ def train_to(config: RunConfig | Mapping[str, Any], max_iter: int, result_dir: s
     """
     from models import model_schema
 
-    data = config.model_dump(mode="json") if isinstance(config, RunConfig) else _expand_dotted(config)
+    data = config.model_dump(mode="json") if isinstance(config, RunConfig) else expand_dotted(config, "trial config")
     data.update(max_iter=int(max_iter), result_dir=str(result_dir), best=False, debug=False, name=None)
     if seed is not None:
         data["random_seed"] = int(seed)
@@ -135,19 +177,3 @@ def run_trial(config: dict, resource: int, trial_dir: Path, seed: int) -> float:
     """hpsearch's trial function: train `config` to `resource` iterations in `trial_dir`, return the metric."""
     return train_to(config, resource, trial_dir, seed)
 
-
-def _expand_dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """{"lr": 0.1, "model.hidden1": 64} -> {"lr": 0.1, "model": {"hidden1": 64}} (sections merged)."""
-    data: dict[str, Any] = {}
-    for key, value in flat.items():
-        keys, _ = parse_override(f"{key}=")
-        node = data
-        for part in keys[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise UserInputError(f"config key {key!r}: {part} is a value, not a section")
-        if isinstance(value, Mapping) and isinstance(node.get(keys[-1]), dict):
-            node[keys[-1]].update(value)
-        else:
-            node[keys[-1]] = dict(value) if isinstance(value, Mapping) else value
-    return data

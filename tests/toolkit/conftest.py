@@ -79,3 +79,14 @@ def tiny_mnist():
               "t10k-labels-idx1-ubyte.gz": rng.integers(0, 10, 5, dtype=np.uint8)}
     blobs = {name: gzip.compress(idx_bytes(a), mtime=0) for name, a in arrays.items()}
     return arrays, blobs
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _outside_the_checkout(tmp_path_factory):
+    """Run every toolkit test in a scratch folder, so a default `results/` or `data/` never lands in the checkout."""
+    import os
+
+    previous = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(previous)

@@ -93,8 +93,9 @@ def test_best_trial_is_stored_with_its_metric_and_checkpoint(searched):
 def test_train_best_uses_the_searched_config(searched, tmp_path):
     root, _, _ = searched
     stored = load_best_config("MnistMLP", root).config
+    # The budget never comes from the store (issue 14): give the trial's max_iter explicitly.
     result = CliRunner().invoke(app, ["train", "--config", str(DIGITS_MLP), "--best", f"results_root={root}",
-                                      "--result-dir", str(tmp_path / "run")])
+                                      "--max-iter", "9", "--result-dir", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output + result.stderr
     resolved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
     for key in ("lr", "nb_units", "initial_stddev", "max_iter", "model"):

@@ -11,7 +11,8 @@ from models import get_model_class, make_model, model_names, model_schema
 from tftk.config import resolve_config, validate_config
 from tftk.user_input import UserInputError
 from tftk.runs import read_metrics
-from tftk.training_loop import _expand_dotted, run_trial, train_to
+from tftk.config import expand_dotted as _expand_dotted
+from tftk.training_loop import run_trial, train_to
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))

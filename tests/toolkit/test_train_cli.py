@@ -82,10 +82,12 @@ def test_best_config_is_stored_and_used_by_best(trained, tmp_path):
     best = load_best_config("MnistMLP", root)
     assert best.run_dir == str(run_dir) and best.checkpoint_path == str(run_dir / "model.ckpt-400")
     assert best.metric == read_metrics(run_dir)[-1]["validation_accuracy"]
-    # --best takes the stored hyperparameters over the file's (lr 0.5 there; stored 0.5 too, so change it).
-    result = train("--best", "--max-iter", 1, "lr=0.01", f"results_root={root}", "--result-dir", tmp_path / "b")
+    # --best takes the stored searched hyperparameters over the file's, but an explicit override wins (issue 14).
+    result = train("--best", "--max-iter", 1, "lr=0.01", "nb_units=7", f"results_root={root}",
+                   "--result-dir", tmp_path / "b")
     assert result.exit_code == 0, result.stderr
-    assert yaml.safe_load((tmp_path / "b" / "config.yaml").read_text())["lr"] == 0.5
+    saved = yaml.safe_load((tmp_path / "b" / "config.yaml").read_text())
+    assert (saved["lr"], saved["nb_units"], saved["max_iter"], saved["best"]) == (0.01, 7, 1, False)
 
 
 def test_same_seed_gives_identical_metrics_and_weights(trained, tmp_path):
