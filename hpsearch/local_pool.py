@@ -24,7 +24,12 @@ def _die_with_parent() -> None:
 
 
 def _worker_main(conn: Connection, threads: int) -> None:
-    """A worker process: run tasks from `conn` until it sends None or the search process goes away."""
+    """A worker process: run tasks from `conn` until it sends None or the search process goes away.
+
+    Ctrl-C at the terminal reaches the whole process group: workers ignore it, and the search stops
+    them with SIGTERM, on which a training trial saves its checkpoint and the worker exits quietly.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     limit_threads(threads)
     conn.send("ready")
@@ -35,7 +40,10 @@ def _worker_main(conn: Connection, threads: int) -> None:
             return
         if task is None:
             return
-        conn.send(execute(task))
+        try:
+            conn.send(execute(task))
+        except KeyboardInterrupt:  # stopped by the search: the trial saved what it had
+            return
 
 
 class _Worker:
@@ -116,6 +124,18 @@ class LocalPool:
             worker.stop()
             self._workers[slot] = None
         return outcomes
+
+    def interrupt(self, grace: float = 60.0) -> None:
+        """Stop busy workers with SIGTERM (their trials checkpoint and exit), killing any still alive after
+        `grace` seconds; their outcomes are dropped, so a resumed search runs them again from the checkpoint."""
+        busy = [w for w in self._workers if w is not None and w.task is not None and w.process.is_alive()]
+        for worker in busy:
+            worker.process.terminate()
+        deadline = time.monotonic() + grace
+        for worker in busy:
+            worker.process.join(timeout=max(0.0, deadline - time.monotonic()))
+            worker.task = None
+        self.close()
 
     def close(self) -> None:
         for worker in self._workers:

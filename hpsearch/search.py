@@ -214,6 +214,10 @@ class _Search:
                 for outcome in pool.wait():
                     self._finish(outcome, display)
                 self._prune_dead(display)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: let running trials save, journal nothing more
+            display.close()
+            getattr(pool, "interrupt", pool.close)()
+            raise
         finally:
             pool.close()
             display.close()

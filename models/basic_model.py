@@ -163,8 +163,8 @@ class BasicModel:
     def train(self, save_every: int | None = None, on_step: StepCallback | None = None) -> dict[str, Any]:
         """Train from the global step to max_iter; checkpoint every `save_every` steps and at the end.
 
-        Ctrl-C stops after the current step and saves. Returns {"step", "interrupted", "checkpoint",
-        "metrics"} where metrics is the final `evaluate()` (empty when interrupted). Records are
+        Ctrl-C or SIGTERM stops after the current step and saves. Returns {"step", "interrupted", "signal",
+        "checkpoint", "metrics"} where metrics is the final `evaluate()` (empty when interrupted). Records are
         written before the checkpoint they belong to, so a resumed run, which drops the records
         after its checkpoint's step, rewrites exactly the file an uninterrupted run writes.
         """
@@ -176,7 +176,7 @@ class BasicModel:
         checkpoint, metrics = (restored[-1] if restored else None), {}
         saved_at = start if checkpoint else None
         with MetricsLog(self.result_dir) as log, _deferred_interrupt() as interrupted:
-            while step < self.max_iter and not interrupted():
+            while step < self.max_iter and interrupted() is None:
                 started = time.perf_counter()
                 values = self.learn_from_epoch(step + 1)
                 step += 1
@@ -190,16 +190,17 @@ class BasicModel:
                     log.append(step, self._evaluate_and_record(step))
                     checkpoint, saved_at = self.save(), step
             stopped = interrupted()
-            if not stopped and step > start:
+            if stopped is None and step > start:
                 metrics = self._evaluate_and_record(step)
                 log.append(step, metrics)
-            elif not stopped:  # nothing left to train: report the restored model
+            elif stopped is None:  # nothing left to train: report the restored model
                 metrics = self.evaluate()
             if saved_at != step:
                 checkpoint = self.save()
         if self.sw is not None:
             self.sw.flush()
-        return {"step": step, "interrupted": stopped, "checkpoint": checkpoint, "metrics": metrics}
+        return {"step": step, "interrupted": stopped is not None, "signal": stopped, "checkpoint": checkpoint,
+                "metrics": metrics}
 
     def save(self) -> str:
         """Checkpoint the variables and the batch-stream position as `model.ckpt-<global step>`."""
@@ -234,26 +235,35 @@ class BasicModel:
         return metrics
 
 
-@contextmanager
-def _deferred_interrupt() -> Iterator[Callable[[], bool]]:
-    """Turn Ctrl-C into a flag the training loop checks between steps (a step is never cut in half).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    A second Ctrl-C raises KeyboardInterrupt at once. Off the main thread, signals cannot be
-    caught; the flag then stays False.
+
+@contextmanager
+def _deferred_interrupt() -> Iterator[Callable[[], int | None]]:
+    """Turn Ctrl-C and SIGTERM (kill, docker stop, schedulers) into a flag the training loop checks between
+    steps (a step is never cut in half); the flag is the signal's number, None while none came.
+
+    A second signal raises KeyboardInterrupt at once. A signal the process ignores (a search worker
+    ignores Ctrl-C, its search stops it) stays ignored. Off the main thread, signals cannot be
+    caught; the flag then stays None.
     """
-    received = []
+    received: list[int] = []
 
     def handler(signum, frame):
         if received:
             raise KeyboardInterrupt
         received.append(signum)
 
+    previous = {}
     try:
-        previous = signal.signal(signal.SIGINT, handler)
+        for number in STOP_SIGNALS:
+            if signal.getsignal(number) is not signal.SIG_IGN:
+                previous[number] = signal.signal(number, handler)
     except ValueError:  # not the main thread
-        yield lambda: False
+        yield lambda: None
         return
     try:
-        yield lambda: bool(received)
+        yield lambda: received[0] if received else None
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, old in previous.items():
+            signal.signal(number, old)

@@ -48,21 +48,48 @@ def console(stderr: bool = False):
 
 @contextlib.contextmanager
 def reporting_errors() -> Iterator[None]:
-    """Bad input and tftk's OpErrors -> one red line on stderr, exit 2; Ctrl-C -> exit 130 (tracebacks with --debug)."""
+    """Bad input and tftk's OpErrors -> one red line on stderr, exit 2; Ctrl-C or SIGTERM -> exit 130 or 143
+    (tracebacks with --debug). An interrupt may carry its own message (a resume hint) and exit code."""
     from tftk.user_input import UserInputError
 
     try:
-        yield
+        with _sigterm_as_interrupt():
+            yield
+    except KeyboardInterrupt as interrupt:
+        if _state["debug"]:
+            raise
+        _print_error(str(interrupt) or "interrupted")
+        raise typer.Exit(getattr(interrupt, "exit_code", 130)) from None
     except Exception as error:
         if _state["debug"] or not _is_user_facing(error, UserInputError):
             raise
         _print_error(str(error))
         raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        if _state["debug"]:
-            raise
-        _print_error("interrupted")
-        raise typer.Exit(130) from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM outside a training loop: handled like Ctrl-C, exit code 143."""
+
+    exit_code = 143
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (kill, docker stop, schedulers) raises Terminated, so cleanup runs as for Ctrl-C."""
+    import signal
+
+    def terminate(signum, frame):
+        raise Terminated("terminated")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread (a test runner's worker): leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _is_user_facing(error: Exception, user_input_error: type) -> bool:
@@ -160,9 +187,12 @@ def train(
         result = train_run(run_config, force=force, log=progress.log, on_start=starting, on_step=progress.update)
     _print_train_summary(shown, result)
     if result.interrupted:
-        _print_error(f"interrupted at step {result.step}; checkpoint saved, resume with: "
+        import signal
+
+        how = "interrupted" if result.stop_signal == signal.SIGINT else "terminated (SIGTERM)"
+        _print_error(f"{how} at step {result.step}; checkpoint saved, resume with: "
                      f"tftk train --result-dir {result.run_dir}")
-        raise typer.Exit(130)
+        raise typer.Exit(128 + result.stop_signal)
 
 
 def _fixed_params(text: str | None) -> list[str]:

@@ -9,6 +9,7 @@ non-default fields plus the sampled hyperparameters, given to `tftk.training_loo
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import json
@@ -18,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, Literal, Mapping, Sequence
+from typing import IO, Any, Iterator, Literal, Mapping, Sequence
 
 import yaml
 
@@ -28,7 +29,7 @@ from tftk.config import RunConfig, flatten_dotted, resolve_config, set_dotted, v
 from tftk.user_input import UserInputError
 
 __all__ = ["SEARCH_FILE", "TRIAL_FUNCTION", "SearchSettings", "BestTrial", "SearchOutcome", "parse_fixed_params",
-           "check_fixed_params", "trial_base_fields", "start_search", "resume_search", "store_best"]
+           "check_fixed_params", "trial_base_fields", "start_search", "resume_search", "store_best", "SearchInterrupted"]
 
 SEARCH_FILE = "search.yaml"
 TRIAL_FUNCTION = "tftk.training_loop:run_trial"
@@ -177,7 +178,8 @@ def start_search(config_path: str | Path, overrides: Sequence[str] = (), setting
     print(f"search folder: {search_dir} (continue a stopped search with: tftk hpsearch --resume {search_dir})",
           file=out, flush=True)
     try:
-        return _run(search_dir, base, settings, resume=False, dry_run=False, out=out, **run_options)
+        with _resume_hint(search_dir):
+            return _run(search_dir, base, settings, resume=False, dry_run=False, out=out, **run_options)
     except UserInputError:
         if not _any_trial_started(search_dir):
             shutil.rmtree(search_dir, ignore_errors=True)
@@ -202,7 +204,26 @@ def resume_search(search_dir: str | Path, *, dry_run: bool = False, out: IO[str]
         settings = SearchSettings(**saved)
     except (yaml.YAMLError, AttributeError, KeyError, TypeError) as error:
         raise UserInputError(f"--resume {search_dir}: unreadable {SEARCH_FILE} ({error})") from None
-    return _run(search_dir, base, settings, resume=True, dry_run=dry_run, out=out or sys.stdout, **run_options)
+    with _resume_hint(search_dir):
+        return _run(search_dir, base, settings, resume=True, dry_run=dry_run, out=out or sys.stdout, **run_options)
+
+
+class SearchInterrupted(KeyboardInterrupt):
+    """A search stopped by Ctrl-C or SIGTERM after its running trials saved; the message says how to resume."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@contextlib.contextmanager
+def _resume_hint(search_dir: Path) -> Iterator[None]:
+    """Ctrl-C / SIGTERM during a search -> SearchInterrupted naming the resume command (exit 130 / 143)."""
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        raise SearchInterrupted(f"{interrupt or 'interrupted'}; running trials saved their checkpoints, resume with: "
+                                f"tftk hpsearch --resume {search_dir}", getattr(interrupt, "exit_code", 130)) from None
 
 
 def _check_settings(settings: SearchSettings) -> None:

@@ -41,6 +41,7 @@ class TrainResult:
     metrics: dict[str, float] = field(default_factory=dict)
     best_updated: bool = False
     seconds: float = 0.0
+    stop_signal: int | None = None  # SIGINT or SIGTERM when interrupted
 
     @property
     def metric(self) -> float | None:
@@ -145,7 +146,8 @@ def train_run(config: RunConfig, *, force: bool = False, update_best: bool = Tru
         except (DataLossError, OSError) as error:  # the run itself is fine: say so and keep its summary
             log(f"warning: best config not updated: {error}")
     return TrainResult(run.path, config, run.resumed, start_step, outcome["step"], outcome["interrupted"],
-                       outcome["checkpoint"], outcome["metrics"], best_updated, time.perf_counter() - started)
+                       outcome["checkpoint"], outcome["metrics"], best_updated, time.perf_counter() - started,
+                       outcome["signal"])
 
 
 def train_to(config: RunConfig | Mapping[str, Any], max_iter: int, result_dir: str | Path, seed: int | None = None,
@@ -167,6 +169,8 @@ def train_to(config: RunConfig | Mapping[str, Any], max_iter: int, result_dir: s
         data["threads"] = int(os.environ.get("TFTK_NUM_THREADS", "0") or 0)
     resolved = validate_config(data, model_schema, "trial config")
     result = train_run(resolved, update_best=False, log=log or (lambda line: None))
+    if result.interrupted:  # stopped by a signal after saving: not a result, the search resumes it later
+        raise KeyboardInterrupt(f"trial stopped at step {result.step} (checkpoint saved)")
     if result.metric is None:
         raise UserInputError(f"{resolved.model_name} reports no '{resolved.metric}' "
                              f"(it reports: {', '.join(result.metrics) or 'nothing'}); set `metric:` in the config")

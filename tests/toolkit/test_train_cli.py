@@ -158,6 +158,20 @@ def test_interrupted_run_resumes_to_the_same_weights_and_metrics(trained, tmp_pa
     assert (run / "metrics.jsonl").read_bytes() == (run_dir / "metrics.jsonl").read_bytes()
 
 
+def test_sigterm_saves_and_exits_like_ctrl_c(trained, tmp_path):
+    run_dir, _ = trained
+    run = tmp_path / "terminated"
+    stopped = _start_and_stop_when_checkpointed(run, signal.SIGTERM, seed=7)
+    stopped_at = int(latest_checkpoint(run).rsplit("-", 1)[1])
+    assert stopped.returncode == 143, stopped.stderr
+    assert stopped.stderr.strip() == (f"error: terminated (SIGTERM) at step {stopped_at}; checkpoint saved, resume "
+                                      f"with: tftk train --result-dir {run}")
+    resumed = train(*FAST, "--result-dir", run)
+    assert resumed.exit_code == 0, resumed.stderr
+    for key, value in final_arrays(run_dir).items():
+        np.testing.assert_array_equal(final_arrays(run)[key], value, err_msg=key)
+
+
 def test_finished_run_trains_no_further(trained, tmp_path):
     run_dir, _ = trained
     result = train(*FAST, "--result-dir", run_dir)
