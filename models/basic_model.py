@@ -8,6 +8,7 @@ position, metrics, Ctrl-C) lives here once.
 
 from __future__ import annotations
 
+import json
 import math
 import signal
 import time
@@ -78,6 +79,7 @@ class BasicModel:
                                                name="position")
                 self._data_state_value = tf.placeholder(tf.int64, [len(DATA_STATE_KEYS)], name="value")
                 self._data_state_assign = tf.assign(self._data_state, self._data_state_value)
+            self._random_streams = _RandomStreams(self.graph)
             self.saver = tf.train.Saver(max_to_keep=self.max_to_keep)
             self.init_op = tf.global_variables_initializer()
         threads = self.threads
@@ -194,7 +196,7 @@ class BasicModel:
                 metrics = self._evaluate_and_record(step)
                 log.append(step, metrics)
             elif stopped is None:  # nothing left to train: report the restored model
-                metrics = self.evaluate()
+                metrics = self._evaluate()
             if saved_at != step:
                 checkpoint = self.save()
         if self.sw is not None:
@@ -207,6 +209,7 @@ class BasicModel:
         state = self.train_data.state()
         self.sess.run(self._data_state_assign,
                       {self._data_state_value: np.array([state[k] for k in DATA_STATE_KEYS], np.int64)})
+        self._random_streams.store(self.sess)
         if not (self.result_dir / CONFIG_FILE).exists():
             save_run_config(self.result_dir, self.config)
         return self.saver.save(self.sess, str(self.result_dir / CHECKPOINT_NAME), global_step=self.global_step)
@@ -223,16 +226,79 @@ class BasicModel:
         values = self.sess.run(self._data_state)
         if values[0] >= 0:
             self.train_data.restore(dict(zip(DATA_STATE_KEYS, (int(v) for v in values))))
+        self._random_streams.load(self.sess)
+
+    def _evaluate(self) -> dict[str, float]:
+        """`evaluate()` without touching the training's random streams: where a run evaluates (its schedule,
+        its last step) never changes the dropout masks it trains with, so a resumed run draws what it would have."""
+        states = self._random_streams.snapshot(self.sess)
+        try:
+            return self.evaluate()
+        finally:
+            self._random_streams.put_back(self.sess, states)
 
     def _evaluate_and_record(self, step: int) -> dict[str, float]:
         """`evaluate()`, with its values also written to TensorBoard as scalars."""
-        metrics = self.evaluate()
+        metrics = self._evaluate()
         if self.sw is not None:
             from tftk.summary.writer import Summary
 
             self.sw.add_summary(Summary(value=[Summary.Value(tag=f"eval/{key}", simple_value=float(value))
                                                for key, value in metrics.items()]), step)
         return metrics
+
+
+class _RandomStreams:
+    """The generator states of the graph's random ops (dropout, sampled losses) as one checkpointed variable.
+
+    The states are JSON in a zero-padded uint8 vector (a checkpoint holds arrays only); all zeros means
+    "never saved" (a fresh run), so restoring it changes nothing.
+    """
+
+    BYTES_PER_OP = 1024
+
+    def __init__(self, graph: tf.Graph):
+        from tftk.ops.random_ops import restore_stream_states, stream_states
+
+        self._graph, self._read, self._write = graph, stream_states, restore_stream_states
+        size = self.BYTES_PER_OP * max(1, sum(op.attrs.get("seed2") is not None for op in graph.get_operations()))
+        with tf.name_scope("random_streams"):
+            self.variable = tf.Variable(np.zeros(size, np.uint8), trainable=False, name="state")
+            self._value = tf.placeholder(tf.uint8, [size], name="value")
+            self._assign = tf.assign(self.variable, self._value)
+
+    def store(self, sess: tf.Session) -> None:
+        """Copy the session's generator states into the variable (before a save)."""
+        encoded = json.dumps(self._read(sess, self._graph), default=_plain_state).encode()
+        size = int(self.variable.shape[0])
+        if len(encoded) > size:
+            raise ValueError(f"random stream states take {len(encoded)} bytes, more than the {size} reserved")
+        sess.run(self._assign, {self._value: np.frombuffer(encoded.ljust(size, b"\0"), np.uint8)})
+
+    def snapshot(self, sess: tf.Session) -> dict[str, dict]:
+        return self._read(sess, self._graph)
+
+    def put_back(self, sess: tf.Session, states: dict[str, dict]) -> None:
+        self._write(sess, self._graph, states)
+
+    def load(self, sess: tf.Session) -> None:
+        """Put the restored variable's states back into the session's generators (after a restore)."""
+        encoded = sess.run(self.variable).tobytes().rstrip(b"\0")
+        if encoded:
+            self._write(sess, self._graph, json.loads(encoded, object_hook=_array_state))
+
+
+def _plain_state(value: Any) -> Any:
+    """numpy arrays in a bit generator's state (Philox's counter and key) as tagged JSON."""
+    if isinstance(value, np.ndarray):
+        return {"__ndarray__": value.tolist(), "dtype": str(value.dtype)}
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} in a random generator's state")
+
+
+def _array_state(value: dict) -> Any:
+    return np.asarray(value["__ndarray__"], value["dtype"]) if "__ndarray__" in value else value
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

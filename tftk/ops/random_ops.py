@@ -203,3 +203,18 @@ def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.f
     out_shape = static.concatenate(a.shape)
     draws = make_op("RandomGamma", [shape_t, a], dtype, out_shape, name, {"seed": s1, "seed2": s2})
     return draws if beta is None else realdiv(draws, beta)
+
+
+def stream_states(session, graph) -> dict[str, dict]:
+    """Op name -> generator state of every seeded random op of `graph` in `session`, so that a checkpoint can
+    carry the random streams (dropout masks, sampled candidates) and a resumed run draws what it would have."""
+    context = session._context  # where generator_for keeps each op's per-session generator
+    return {op.name: generator_for(op, context).bit_generator.state
+            for op in graph.get_operations() if op.attrs.get("seed2") is not None}
+
+
+def restore_stream_states(session, graph, states: dict[str, dict]) -> None:
+    """Put back what `stream_states` returned (the generators are the ones the kernels already hold)."""
+    context = session._context
+    for name, state in states.items():
+        generator_for(graph.get_operation_by_name(name), context).bit_generator.state = state
