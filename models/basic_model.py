@@ -249,10 +249,11 @@ class BasicModel:
 
 
 class _RandomStreams:
-    """The generator states of the graph's random ops (dropout, sampled losses) as one checkpointed variable.
+    """The generator states of the random ops a run draws from while training (dropout, sampled losses) as one
+    checkpointed variable; random ops that only initialise variables are left out (they never run again).
 
     The states are JSON in a zero-padded uint8 vector (a checkpoint holds arrays only); all zeros means
-    "never saved" (a fresh run), so restoring it changes nothing.
+    "never saved" (a fresh run), so restoring it changes nothing. No variable when there is no such op.
     """
 
     BYTES_PER_OP = 1024
@@ -261,31 +262,49 @@ class _RandomStreams:
         from tftk.ops.random_ops import restore_stream_states, stream_states
 
         self._graph, self._read, self._write = graph, stream_states, restore_stream_states
-        size = self.BYTES_PER_OP * max(1, sum(op.attrs.get("seed2") is not None for op in graph.get_operations()))
-        with tf.name_scope("random_streams"):
-            self.variable = tf.Variable(np.zeros(size, np.uint8), trainable=False, name="state")
-            self._value = tf.placeholder(tf.uint8, [size], name="value")
-            self._assign = tf.assign(self.variable, self._value)
+        initialising = _ancestors(v.initial_value.op for v in tf.global_variables())
+        self.ops = [op for op in graph.get_operations() if op.attrs.get("seed2") is not None and op not in initialising]
+        self.variable = None
+        if self.ops:
+            size = self.BYTES_PER_OP * len(self.ops)
+            with tf.name_scope("random_streams"):
+                self.variable = tf.Variable(np.zeros(size, np.uint8), trainable=False, name="state")
+                self._value = tf.placeholder(tf.uint8, [size], name="value")
+                self._assign = tf.assign(self.variable, self._value)
 
     def store(self, sess: tf.Session) -> None:
         """Copy the session's generator states into the variable (before a save)."""
-        encoded = json.dumps(self._read(sess, self._graph), default=_plain_state).encode()
+        if self.variable is None:
+            return
+        encoded = json.dumps(self._read(sess, self.ops), default=_plain_state).encode()
         size = int(self.variable.shape[0])
         if len(encoded) > size:
             raise ValueError(f"random stream states take {len(encoded)} bytes, more than the {size} reserved")
         sess.run(self._assign, {self._value: np.frombuffer(encoded.ljust(size, b"\0"), np.uint8)})
 
     def snapshot(self, sess: tf.Session) -> dict[str, dict]:
-        return self._read(sess, self._graph)
+        return self._read(sess, self.ops)
 
     def put_back(self, sess: tf.Session, states: dict[str, dict]) -> None:
         self._write(sess, self._graph, states)
 
     def load(self, sess: tf.Session) -> None:
         """Put the restored variable's states back into the session's generators (after a restore)."""
-        encoded = sess.run(self.variable).tobytes().rstrip(b"\0")
+        encoded = b"" if self.variable is None else sess.run(self.variable).tobytes().rstrip(b"\0")
         if encoded:
             self._write(sess, self._graph, json.loads(encoded, object_hook=_array_state))
+
+
+def _ancestors(ops) -> set:
+    """`ops` and every op they depend on (data inputs and control inputs)."""
+    seen, stack = set(), list(ops)
+    while stack:
+        op = stack.pop()
+        if op not in seen:
+            seen.add(op)
+            stack.extend(t.op for t in op.inputs)
+            stack.extend(op.control_inputs)
+    return seen
 
 
 def _plain_state(value: Any) -> Any:

@@ -205,12 +205,11 @@ def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.f
     return draws if beta is None else realdiv(draws, beta)
 
 
-def stream_states(session, graph) -> dict[str, dict]:
-    """Op name -> generator state of every seeded random op of `graph` in `session`, so that a checkpoint can
+def stream_states(session, ops) -> dict[str, dict]:
+    """Op name -> generator state of each random op in `ops` within `session`, so that a checkpoint can
     carry the random streams (dropout masks, sampled candidates) and a resumed run draws what it would have."""
     context = session._context  # where generator_for keeps each op's per-session generator
-    return {op.name: generator_for(op, context).bit_generator.state
-            for op in graph.get_operations() if op.attrs.get("seed2") is not None}
+    return {op.name: generator_for(op, context).bit_generator.state for op in ops}
 
 
 def restore_stream_states(session, graph, states: dict[str, dict]) -> None:
