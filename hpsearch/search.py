@@ -20,7 +20,7 @@ from hpsearch.scheduler import Job, Scheduler
 from hpsearch.trial import TrialFunction, TrialOutcome, TrialTask, function_path
 from tftk.user_input import UserInputError
 
-__all__ = ["SearchResult", "run_search", "plan_brackets", "JOURNAL_NAME"]
+__all__ = ["SearchResult", "run_search", "plan_brackets", "capped_workers", "JOURNAL_NAME"]
 
 JOURNAL_NAME = "journal.jsonl"
 Algorithm = Literal["hyperband", "random", "grid"]
@@ -119,6 +119,10 @@ def run_search(
         return SearchResult(Path(search_dir), None, [], budget_line(brackets), 0.0, nb_process)
     if not isinstance(nb_process, int) or nb_process < 1:
         raise UserInputError(f"nb_process must be a positive integer, got {nb_process!r}")
+    if trial_timeout is not None and not 0 < trial_timeout < float("inf"):
+        raise UserInputError(f"trial_timeout must be a positive number of seconds, got {trial_timeout!r}")
+    if backend == "local":
+        nb_process = capped_workers(nb_process, sum(b.n_configs for b in brackets), os.cpu_count() or 1, out)
 
     def config_of(job: Job) -> dict:
         if algorithm == "grid":
@@ -138,6 +142,16 @@ def run_search(
     if records:
         print(ranking_table(records), file=out, flush=True)
     return SearchResult(search.search_dir, best, records, budget_line(brackets), time.monotonic() - start, nb_process)
+
+
+def capped_workers(nb_process: int, trials: int, cores: int, out: IO[str]) -> int:
+    """Workers no more than the trials that can run at once, nor than the cores (each worker gets
+    cores // workers threads, so workers x threads <= cores); a warning says when the request was cut."""
+    workers = max(1, min(nb_process, trials, cores))
+    if workers < nb_process:
+        reason = f"{trials} trial(s) can run at once" if trials <= cores else f"this machine has {cores} core(s)"
+        print(f"warning: --nb-process {nb_process} lowered to {workers}: {reason}", file=out, flush=True)
+    return workers
 
 
 def _make_pool(backend: str, address: str | None, nb_process: int, trial_timeout: float | None):

@@ -20,9 +20,11 @@ import numpy as np
 
 import tftk as tf
 from tftk.config import ModelParams, RunConfig, dump_config, flatten_dotted
-from tftk.user_input import UserInputError
-from tftk.runs import CONFIG_FILE, MetricsLog, save_run_config, truncate_metrics
+from tftk.runs import MetricsLog, remove_leftovers, run_checkpoints, truncate_metrics
 from tftk.seeding import seed_everything
+from tftk.user_input import UserInputError
+
+from models.checks import check_batch_size, check_finite_loss, check_parameter_memory
 
 __all__ = ["BasicModel", "CHECKPOINT_NAME", "DATA_STATE_KEYS"]
 
@@ -46,6 +48,8 @@ class BasicModel:
     """
 
     Params: ClassVar[type[ModelParams]] = ModelParams
+    # The keys evaluate() reports (and `metric:` may name); a model reporting others lists them here.
+    METRICS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: RunConfig, *, for_inference: bool = False):
         """Args:
@@ -68,6 +72,8 @@ class BasicModel:
             setattr(self, name, getattr(self.config, name))
         self.params = self.Params.model_validate(self.config.model)
         self.set_model_props()
+        if not for_inference:
+            check_batch_size(self.batch_size, self.train_data.num_examples, self.config.dataset)
 
         self.graph = tf.Graph()
         with self.graph.as_default():
@@ -82,20 +88,25 @@ class BasicModel:
             self._random_streams = _RandomStreams(self.graph)
             self.saver = tf.train.Saver(max_to_keep=self.max_to_keep)
             self.init_op = tf.global_variables_initializer()
+        check_parameter_memory(self._variables(), type(self).__name__)
         threads = self.threads
         self.sess = tf.Session(graph=self.graph, config=tf.ConfigProto(
             intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads))
-        self.sw = None
+        self.sw = None  # the FileWriter, opened when training starts (a failed start leaves no event file)
         if not for_inference:
-            from tftk.summary.writer import FileWriter
-
-            self.sw = FileWriter(str(self.result_dir), self.graph)
+            self.check_run()
         self.init()
 
     # ---- the subclass's part -------------------------------------------------------------------
     @classmethod
     def check_config(cls, config: RunConfig) -> None:
-        """Reject a config this model cannot run (unknown dataset, missing files) before a run folder exists."""
+        """Reject a config this model cannot run (unknown dataset, missing files) before a run folder exists.
+
+        Subclasses extend it (calling super()); here: `metric` must be one of the METRICS evaluate() reports.
+        """
+        if cls.METRICS and config.metric not in cls.METRICS:
+            raise UserInputError(f"metric: {cls.__name__} reports no {config.metric!r} (it reports: "
+                                 f"{', '.join(cls.METRICS)}); set `metric:` in the config")
 
     def set_model_props(self) -> None:
         """Read the properties the graph depends on (e.g. the dataset's image shape)."""
@@ -142,12 +153,19 @@ class BasicModel:
         flat = flatten_dotted(config.model_dump(mode="json"))
         return {key: flat[key] for key in drawn if key in flat}
 
+    def check_run(self) -> None:
+        """Checks of a training run beyond the config (the model's data is loaded); UserInputError to refuse."""
+
     def init(self) -> None:
-        """Restore the latest checkpoint of result_dir if there is one, else run the initialiser."""
-        state = tf.train.get_checkpoint_state(self.result_dir)
-        if state is not None and state.model_checkpoint_path:
-            self.saver.restore(self.sess, state.model_checkpoint_path)
-            self.saver.recover_last_checkpoints(state.all_model_checkpoint_paths)
+        """Restore the latest checkpoint of result_dir if there is one, else run the initialiser.
+
+        The checkpoint paths of the state file are resolved inside the run folder; one outside is an
+        error (the latest) or ignored (older ones), so retention never deletes a file outside the run.
+        """
+        latest, kept = run_checkpoints(self.result_dir)
+        if latest is not None:
+            self.saver.restore(self.sess, latest)
+            self.saver.recover_last_checkpoints(kept)
         elif self.for_inference:
             raise UserInputError(f"{self.result_dir}: no checkpoint to restore; train this run first")
         else:
@@ -173,7 +191,9 @@ class BasicModel:
         save_every = self.save_every if save_every is None else save_every
         step = start = self.step
         self._restore_data_state()
+        remove_leftovers(self.result_dir, CHECKPOINT_NAME, self.saver.last_checkpoints)
         truncate_metrics(self.result_dir, step)
+        self._open_events(start)
         restored = self.saver.last_checkpoints
         checkpoint, metrics = (restored[-1] if restored else None), {}
         saved_at = start if checkpoint else None
@@ -182,6 +202,7 @@ class BasicModel:
                 started = time.perf_counter()
                 values = self.learn_from_epoch(step + 1)
                 step += 1
+                check_finite_loss(values, step, checkpoint)
                 if self.is_log_step(step):
                     log.append(step, values)
                     self.log(f"Step {step}: loss = {values.get('loss', math.nan):.2f} "
@@ -210,8 +231,8 @@ class BasicModel:
         self.sess.run(self._data_state_assign,
                       {self._data_state_value: np.array([state[k] for k in DATA_STATE_KEYS], np.int64)})
         self._random_streams.store(self.sess)
-        if not (self.result_dir / CONFIG_FILE).exists():
-            save_run_config(self.result_dir, self.config)
+        if self.sw is not None:  # what TensorBoard shows up to this checkpoint is on disk before it
+            self.sw.flush()
         return self.saver.save(self.sess, str(self.result_dir / CHECKPOINT_NAME), global_step=self.global_step)
 
     def close(self) -> None:
@@ -221,6 +242,18 @@ class BasicModel:
         self.sess.close()
 
     # ---- internals ---------------------------------------------------------------------------------
+    def _variables(self) -> list:
+        with self.graph.as_default():
+            return tf.global_variables()
+
+    def _open_events(self, start: int) -> None:
+        """Open the FileWriter; on a resume, tell TensorBoard to drop what a killed run wrote after `start`."""
+        from tftk.summary.writer import FileWriter, SessionLog
+
+        self.sw = FileWriter(str(self.result_dir), self.graph)
+        if start > 0:  # TensorBoard purges events with step >= this one from earlier files
+            self.sw.add_session_log(SessionLog(status=SessionLog.START), start + 1)
+
     def _restore_data_state(self) -> None:
         """Continue the batch stream where the restored checkpoint left it (nothing after a fresh init)."""
         values = self.sess.run(self._data_state)

@@ -31,9 +31,11 @@ class ImageClassifier(BasicModel):
     """A classifier of a dataset's images into its classes, trained on mini-batches of the train split."""
 
     flat_inputs: ClassVar[bool] = True  # images as rows of pixels (MLP) or as NHWC arrays (conv nets)
+    METRICS = ("train_accuracy", "validation_accuracy", "test_accuracy")
 
     @classmethod
     def check_config(cls, config) -> None:
+        super().check_config(config)
         spec = get_spec(config.dataset)
         missing = [f.name for f in spec.files if not (Path(config.data_dir) / spec.name / f.name).exists()]
         if missing:

@@ -37,9 +37,11 @@ class Word2Vec(BasicModel):
     """Skip-gram word embeddings trained with nce_loss on a text corpus (`dataset`: synthetic_text or a .txt file)."""
 
     Params = Word2VecParams
+    METRICS = ("neighbour_accuracy",)
 
     @classmethod
     def check_config(cls, config) -> None:
+        super().check_config(config)
         dataset = config.dataset
         if dataset != SYNTHETIC and not (dataset.endswith(".txt") and Path(dataset).is_file()):
             raise UserInputError(f"dataset: Word2Vec trains on '{SYNTHETIC}' or an existing .txt file, got '{dataset}'")

@@ -60,6 +60,12 @@ def reporting_errors() -> Iterator[None]:
             raise
         _print_error(str(interrupt) or "interrupted")
         raise typer.Exit(getattr(interrupt, "exit_code", 130)) from None
+    except OSError as error:  # disk full, permissions, a file where a folder should be: the path and the cause
+        if _state["debug"]:
+            raise
+        where = f"{error.filename}: " if error.filename else ""
+        _print_error(f"{where}{error.strerror or error}")
+        raise typer.Exit(2) from None
     except Exception as error:
         if _state["debug"] or not _is_user_facing(error, UserInputError):
             raise

@@ -12,11 +12,13 @@ import contextlib
 import fcntl
 import json
 import math
+import re
 import secrets
+import shutil
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import yaml
 
@@ -27,9 +29,9 @@ from tftk.run_fields import RUN_FIELDS
 from tftk.user_input import UserInputError
 
 __all__ = ["CONFIG_FILE", "METRICS_FILE", "BEST_CONFIG_FILE", "RESUMABLE_FIELDS", "RunDir", "RunSummary",
-           "BestConfig", "new_run_dir", "prepare_run_dir", "save_run_config", "load_run_config",
+           "BestConfig", "new_run_dir", "make_folder", "open_run_dir", "config_changes", "prepare_run_dir", "save_run_config", "load_run_config",
            "MetricsLog", "read_metrics", "truncate_metrics", "list_runs", "load_best_config",
-           "update_best_config", "best_config_path", "DEFAULT_DATASET"]
+           "update_best_config", "best_config_path", "DEFAULT_DATASET", "run_checkpoints", "remove_leftovers"]
 
 CONFIG_FILE = "config.yaml"
 METRICS_FILE = "metrics.jsonl"
@@ -42,12 +44,27 @@ RESUMABLE_FIELDS = frozenset({"max_iter", "debug", "save_every", "log_every", "m
 
 @dataclass(frozen=True)
 class RunDir:
-    """A prepared run folder: its path, the config saved there, and what a resume changed."""
+    """A run folder opened for training: its path, its config, and what a resume changed.
+
+    Nothing is written until `commit()` (the config, after the model was built and restored), and
+    `discard()` removes what opening created, so a start or resume that fails changes nothing on disk.
+    """
 
     path: Path
     config: RunConfig
     resumed: bool
     changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # key -> (saved, new)
+    created: Path | None = None  # the topmost folder opening created (None: it existed)
+    force: bool = False
+
+    def commit(self) -> None:
+        """Write config.yaml (a resume with changes keeps the old one as config.prev-N.yaml)."""
+        save_run_config(self.path, self.config, force=self.force)
+
+    def discard(self) -> None:
+        """Remove the folders opening created (a resumed run's folder is left as it was)."""
+        if self.created is not None:
+            shutil.rmtree(self.created, ignore_errors=True)
 
 
 def new_run_dir(model_name: str, results_root: str | Path = "results", name: str | None = None,
@@ -59,7 +76,7 @@ def new_run_dir(model_name: str, results_root: str | Path = "results", name: str
     """
     base = f"{prefix}{(now or datetime.now()).strftime(_STAMP)}{'-' + name if name else ''}"
     parent = Path(results_root) / model_name
-    parent.mkdir(parents=True, exist_ok=True)
+    make_folder(parent)
     for attempt in range(1, 10_000):
         path = parent / (base if attempt == 1 else f"{base}_{attempt}")
         try:
@@ -70,25 +87,80 @@ def new_run_dir(model_name: str, results_root: str | Path = "results", name: str
     raise UserInputError(f"{parent}: no free folder name for {base}")
 
 
-def prepare_run_dir(config: RunConfig, *, force: bool = False, model_schema_lookup: SchemaLookup | None = None,
-                    now: datetime | None = None) -> RunDir:
-    """Create (or reopen, when `config.result_dir` names one) the run folder and save the config there.
+def make_folder(path: Path) -> Path | None:
+    """mkdir -p `path`; the topmost folder it created (None if it existed). A file in the way is a UserInputError."""
+    path = Path(path)
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            raise UserInputError(f"{part}: is a file, not a folder; choose another run folder or results root")
+    path.mkdir(parents=True, exist_ok=True)
+    return missing[-1] if missing else None
 
-    A run folder that already holds a config is being resumed: a missing `random_seed` is taken
-    from it, RESUMABLE_FIELDS may change, any other difference is a UserInputError unless `force`.
+
+def open_run_dir(config: RunConfig, *, force: bool = False, model_schema_lookup: SchemaLookup | None = None,
+                 now: datetime | None = None) -> RunDir:
+    """Create (or reopen, when `config.result_dir` names one) the run folder; write nothing in it yet.
+
+    A run folder that already holds a config is being resumed: a missing `random_seed` is taken from
+    it, RESUMABLE_FIELDS may change, any other difference is a UserInputError unless `force` (raised
+    here, before anything is written). A new run's results_root is stored absolute, so the run finds
+    its best-config store from any working directory.
     """
     if config.result_dir is None:
-        path = new_run_dir(config.model_name, config.results_root, config.name, now)
+        model_folder = Path(config.results_root) / config.model_name
+        created = make_folder(model_folder)
+        try:
+            path = new_run_dir(config.model_name, config.results_root, config.name, now)
+        except BaseException:
+            if created is not None:
+                shutil.rmtree(created, ignore_errors=True)
+            raise
+        created = created or path
     else:
         path = Path(config.result_dir)
-        path.mkdir(parents=True, exist_ok=True)
-    saved = load_run_config(path, model_schema_lookup) if (path / CONFIG_FILE).exists() else None
-    seed = config.random_seed
-    if seed is None:
-        seed = saved.random_seed if saved is not None else secrets.randbelow(2**31)
-    config = config.model_copy(update={"result_dir": str(path), "random_seed": seed})
-    changed = save_run_config(path, config, force=force)
-    return RunDir(path, config, resumed=saved is not None, changed=changed)
+        created = make_folder(path)
+    try:
+        saved = load_run_config(path, model_schema_lookup) if (path / CONFIG_FILE).exists() else None
+        seed = config.random_seed
+        if seed is None:
+            seed = saved.random_seed if saved is not None else secrets.randbelow(2**31)
+        root = config.results_root if saved is not None else str(Path(config.results_root).absolute())
+        config = config.model_copy(update={"result_dir": str(path), "random_seed": seed, "results_root": root})
+        changed = config_changes(path, config, force=force)
+    except BaseException:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+    return RunDir(path, config, resumed=saved is not None, changed=changed, created=created, force=force)
+
+
+def prepare_run_dir(config: RunConfig, *, force: bool = False, model_schema_lookup: SchemaLookup | None = None,
+                    now: datetime | None = None) -> RunDir:
+    """`open_run_dir` and save the config there at once (for callers that build no model first)."""
+    run = open_run_dir(config, force=force, model_schema_lookup=model_schema_lookup, now=now)
+    run.commit()
+    return run
+
+
+def config_changes(run_dir: str | Path, config: RunConfig, *, force: bool = False) -> dict[str, tuple[Any, Any]]:
+    """What `config` changes in the run's saved config.yaml (key -> (saved, new)); writes nothing.
+
+    Changes outside RESUMABLE_FIELDS (and run-identity fields) raise UserInputError unless `force`.
+    """
+    path = Path(run_dir) / CONFIG_FILE
+    if not path.exists():
+        return {}
+    old = _read_yaml(path)
+    new = config.model_dump(mode="json")
+    changed = {key: (old.get(key), new.get(key)) for key in sorted(set(old) | set(new))
+               if old.get(key) != new.get(key) and key not in RUN_IDENTITY_FIELDS}
+    forbidden = [key for key in changed if key not in RESUMABLE_FIELDS]
+    if forbidden and not force:
+        details = ", ".join(f"{key}: {changed[key][0]!r} -> {changed[key][1]!r}" for key in forbidden)
+        raise UserInputError(f"{path}: this run was started with a different config ({details}); "
+                             "resume with the same settings, start a new run, or pass --force")
+    return changed
 
 
 def save_run_config(run_dir: str | Path, config: RunConfig, *, force: bool = False) -> dict[str, tuple[Any, Any]]:
@@ -101,17 +173,9 @@ def save_run_config(run_dir: str | Path, config: RunConfig, *, force: bool = Fal
     if not path.exists():
         atomic_write_text(path, dump_config(config))
         return {}
-    old = _read_yaml(path)
-    new = config.model_dump(mode="json")
-    changed = {key: (old.get(key), new.get(key)) for key in sorted(set(old) | set(new))
-               if old.get(key) != new.get(key) and key not in RUN_IDENTITY_FIELDS}
+    changed = config_changes(run_dir, config, force=force)
     if not changed:
         return {}
-    forbidden = [key for key in changed if key not in RESUMABLE_FIELDS]
-    if forbidden and not force:
-        details = ", ".join(f"{key}: {changed[key][0]!r} -> {changed[key][1]!r}" for key in forbidden)
-        raise UserInputError(f"{path}: this run was started with a different config ({details}); "
-                             "resume with the same settings, start a new run, or pass --force")
     history = next(path.with_name(f"config.prev-{n}.yaml") for n in range(1, 10_000)
                    if not path.with_name(f"config.prev-{n}.yaml").exists())
     atomic_write_text(history, path.read_text(encoding="utf-8"))
@@ -125,6 +189,46 @@ def load_run_config(run_dir: str | Path, model_schema_lookup: SchemaLookup | Non
     if not path.exists():
         raise UserInputError(f"{run_dir}: not a run folder (no {CONFIG_FILE})")
     return resolve_config(path, (), model_schema_lookup)
+
+
+def run_checkpoints(run_dir: str | Path) -> tuple[str | None, list[str]]:
+    """The run's latest checkpoint and the older ones its state file lists, each resolved inside `run_dir`.
+
+    Paths in the state file are relative to the folder (TF's rule); one leading outside the folder
+    (`/abs/x`, `../../x`) is never trusted: the latest is a DataLossError, an older one is left out, so
+    checkpoint retention can never delete a file outside the run.
+    """
+    from tftk.train.checkpoint_state import STATE_FILENAME, get_checkpoint_state
+
+    state = get_checkpoint_state(run_dir)
+    if state is None or not state.model_checkpoint_path:
+        return None, []
+    folder = Path(run_dir).resolve()
+
+    def inside(prefix: str) -> bool:
+        return folder in Path(prefix).resolve().parents
+
+    if not inside(state.model_checkpoint_path):
+        raise DataLossError(message=f"{Path(run_dir) / STATE_FILENAME}: the latest checkpoint "
+                                    f"{state.model_checkpoint_path} is outside the run folder; fix or remove the file")
+    return state.model_checkpoint_path, [p for p in state.all_model_checkpoint_paths if inside(p)]
+
+
+def remove_leftovers(run_dir: str | Path, checkpoint_name: str, kept: Sequence[str]) -> list[Path]:
+    """Delete what killed writes left in the run folder: temp files of atomic writes (`.<name>.<random>.tmp`)
+    and checkpoints `<checkpoint_name>-<step>*` that the state file does not list. Returns what went."""
+    folder = Path(run_dir)
+    kept_names = {Path(prefix).name for prefix in kept}
+    pattern = re.compile(rf"^({re.escape(checkpoint_name)}-\d+)(\..*)?$")
+    removed = []
+    for path in folder.iterdir():
+        match = pattern.match(path.name)
+        leftover = (path.name.startswith(".") and path.name.endswith(".tmp")) or \
+            (match is not None and match.group(1) not in kept_names)
+        if leftover and path.is_file():
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 class MetricsLog:

@@ -9,7 +9,6 @@ validation metric out (`run_trial` has hpsearch's trial-function signature).
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from tftk.config import (RunConfig, apply_best_config, expand_dotted, flatten_do
                          resolve_config, validate_config)
 from tftk.framework.errors import DataLossError
 from tftk.user_input import UserInputError
-from tftk.runs import CONFIG_FILE, load_best_config, prepare_run_dir, update_best_config
+from tftk.runs import CONFIG_FILE, load_best_config, open_run_dir, update_best_config
 
 __all__ = ["TrainResult", "load_train_config", "best_config_changes", "apply_stored_best", "explicit_keys", "train_run", "train_to",
            "run_trial"]
@@ -118,14 +117,18 @@ def train_run(config: RunConfig, *, force: bool = False, update_best: bool = Tru
     if config.best:  # a config that did not come through load_train_config
         config = apply_stored_best(config)
     model_class.check_config(config)
-    existed = config.result_dir is not None and Path(config.result_dir).exists()
-    run = prepare_run_dir(config, force=force, model_schema_lookup=model_schema)
+    run = open_run_dir(config, force=force, model_schema_lookup=model_schema)
     started = time.perf_counter()
-    try:
+    try:  # build and restore first: a start or resume that fails here changes nothing on disk
         model = make_model(run.config)
     except BaseException:
-        if not run.resumed and not existed:  # leave no half-made run folder behind
-            shutil.rmtree(run.path, ignore_errors=True)
+        run.discard()
+        raise
+    try:
+        run.commit()
+    except BaseException:
+        model.close()
+        run.discard()
         raise
     model.log = log
     try:

@@ -39,11 +39,16 @@ def _close_open_writers() -> None:
 
 
 def _create_event_file(logdir: str, suffix: str):
-    """Create a new events.out.tfevents.* file exclusively; never reuse or truncate one."""
+    """Create a new events.out.tfevents.* file exclusively; never reuse or truncate one.
+
+    After TF's `<seconds>.<host>` come the microseconds, pid and a counter, zero-padded, so that the
+    lexical order of a folder's event files (TensorBoard's reading order) is their creation order.
+    """
     os.makedirs(logdir, exist_ok=True)
     while True:
-        name = (f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}."
-                f"{os.getpid()}.{next(_file_numbers)}{suffix}")
+        now = time.time_ns() // 1000
+        name = (f"events.out.tfevents.{now // 1_000_000:010d}.{socket.gethostname()}."
+                f"{now % 1_000_000:06d}{os.getpid():08d}{next(_file_numbers):06d}{suffix}")
         try:
             return open(os.path.join(logdir, name), "xb")
         except FileExistsError:
