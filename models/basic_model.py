@@ -197,7 +197,8 @@ class BasicModel:
         restored = self.saver.last_checkpoints
         checkpoint, metrics = (restored[-1] if restored else None), {}
         saved_at = start if checkpoint else None
-        with MetricsLog(self.result_dir) as log, _deferred_interrupt() as interrupted:
+        # numpy's overflow warnings would only precede the one line check_finite_loss reports
+        with MetricsLog(self.result_dir) as log, _deferred_interrupt() as interrupted, np.errstate(all="ignore"):
             while step < self.max_iter and interrupted() is None:
                 started = time.perf_counter()
                 values = self.learn_from_epoch(step + 1)

@@ -24,7 +24,7 @@ from typing import IO, Any, Iterator, Literal, Mapping, Sequence
 import yaml
 
 from tftk.atomic import atomic_write_text
-from tftk.runs import new_run_dir
+from tftk.runs import make_folder, new_run_dir
 from tftk.config import RunConfig, flatten_dotted, resolve_config, set_dotted, validate_config
 from tftk.user_input import UserInputError
 
@@ -172,6 +172,7 @@ def start_search(config_path: str | Path, overrides: Sequence[str] = (), setting
     if dry_run:
         folder = Path(base.results_root) / base.model_name / "hpsearch-<time>"
         return _run(folder, base, settings, resume=False, dry_run=True, out=out, **run_options)
+    created = make_folder(Path(base.results_root) / base.model_name)
     search_dir = new_run_dir(base.model_name, base.results_root, now=now, prefix="hpsearch-")
     atomic_write_text(search_dir / SEARCH_FILE, yaml.safe_dump(
         {**dataclasses.asdict(settings), "base_config": base.model_dump(mode="json")}, sort_keys=False))
@@ -180,9 +181,9 @@ def start_search(config_path: str | Path, overrides: Sequence[str] = (), setting
     try:
         with _resume_hint(search_dir):
             return _run(search_dir, base, settings, resume=False, dry_run=False, out=out, **run_options)
-    except UserInputError:
+    except UserInputError:  # a search that fails on its settings before any trial started leaves nothing
         if not _any_trial_started(search_dir):
-            shutil.rmtree(search_dir, ignore_errors=True)
+            shutil.rmtree(created or search_dir, ignore_errors=True)
         raise
 
 

@@ -136,8 +136,12 @@ def train_run(config: RunConfig, *, force: bool = False, update_best: bool = Tru
         if on_start is not None:
             on_start(start_step, run.config)
         outcome = model.train(on_step=on_step)
-    finally:
+    except BaseException:
         model.close()
+        if not model.saver.last_checkpoints:  # a new run that failed before its first checkpoint leaves nothing
+            run.discard()
+        raise
+    model.close()
     config = run.config
     metric = outcome["metrics"].get(config.metric)
     best_updated = False
