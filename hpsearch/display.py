@@ -7,9 +7,10 @@ from typing import IO
 
 from hpsearch.records import TrialRecord, ranked
 
-__all__ = ["SearchDisplay", "format_config", "ranking_table"]
+__all__ = ["SearchDisplay", "format_config", "ranking_table", "common_config"]
 
 LIVE_ROWS = 20
+TOP_ROWS = 10  # rows of the final ranking
 
 
 def format_config(config: dict) -> str:
@@ -21,23 +22,39 @@ def _metric(record: TrialRecord) -> str:
     return "-" if record.metric is None else f"{record.metric:.6g}"
 
 
-def _table(records: list[TrialRecord], title: str):
+def _table(records: list[TrialRecord], title: str, hidden: frozenset[str] = frozenset()):
     from rich.table import Table
 
     table = Table(title=title)
     for column in ("trial", "config", "rung", "iterations", "metric", "status"):
         table.add_column(column)
     for r in records:
-        table.add_row(r.trial_id, format_config(r.config), str(r.rung), str(r.resource), _metric(r), r.status)
+        shown = {key: value for key, value in r.config.items() if key not in hidden}
+        table.add_row(r.trial_id, format_config(shown), str(r.rung), str(r.resource), _metric(r), r.status)
     return table
 
 
-def ranking_table(records: list[TrialRecord], limit: int | None = None) -> str:
-    """The final ranked table as plain text (rich renders it, without colour codes)."""
+def common_config(records: list[TrialRecord]) -> dict:
+    """The config entries every trial shares (printed once, not in every row)."""
+    if len(records) < 2:
+        return {}
+    first = records[0].config
+    return {key: value for key, value in first.items() if all(r.config.get(key, object()) == value for r in records)}
+
+
+def ranking_table(records: list[TrialRecord], limit: int | None = TOP_ROWS) -> str:
+    """The final ranked table as plain text (rich renders it, without colour codes): the best `limit` trials,
+    the config entries they differ in, and one line for what all trials share."""
     from rich.console import Console
 
-    console = Console(width=160, record=True, file=_Discard(), color_system=None)
-    console.print(_table(ranked(records)[:limit], "hpsearch: trials ranked (best first)"))
+    ordered = ranked(records)
+    common = common_config(ordered)
+    console = Console(width=110, record=True, file=_Discard(), color_system=None)
+    console.print(_table(ordered[:limit], "hpsearch: trials ranked (best first)", frozenset(common)))
+    if limit is not None and len(ordered) > limit:
+        console.print(f"... {len(ordered) - limit} more trials in the search's journal.jsonl")
+    if common:
+        console.print(f"every trial: {format_config(common)}")
     return console.export_text()
 
 

@@ -104,6 +104,12 @@ def _is_user_facing(error: Exception, user_input_error: type) -> bool:
     return isinstance(error, user_input_error) or (errors is not None and isinstance(error, errors.OpError))
 
 
+def _print_warning(message: str) -> None:
+    from rich.text import Text
+
+    console(stderr=True).print(Text("warning: ", style="bold yellow") + Text(message, style="yellow"))
+
+
 def _print_error(message: str) -> None:
     from rich.text import Text
 
@@ -418,7 +424,7 @@ def runs(
 
     from tftk.runs import list_runs
 
-    found = list_runs(results_root, model)
+    found = list_runs(results_root, model, on_skip=lambda run, reason: _print_warning(f"skipped {run}: {reason}"))
     if not found:
         typer.echo(f"no runs under {results_root / model if model else results_root}")
         return

@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import yaml
 
@@ -292,23 +292,34 @@ class RunSummary:
     best_metric: float | None
 
 
-def list_runs(results_root: str | Path = "results", model: str | None = None) -> list[RunSummary]:
-    """Every run folder (one with a config.yaml) under `results_root`, oldest first."""
+def list_runs(results_root: str | Path = "results", model: str | None = None,
+              on_skip: Callable[[Path, str], None] | None = None) -> list[RunSummary]:
+    """Every run folder (one with a config.yaml) under `results_root`, oldest first.
+
+    A run whose files cannot be read is skipped; `on_skip(run_folder, reason)` hears of it.
+    """
     root = Path(results_root)
     model_dirs = [root / model] if model else sorted(p for p in root.glob("*") if p.is_dir())
     runs = []
     for model_dir in model_dirs:
         for path in sorted(model_dir.glob(f"*/{CONFIG_FILE}")):
-            run = path.parent
-            config = _read_yaml(path)
-            metric = str(config.get("metric", "validation_accuracy"))
-            records = read_metrics(run)
-            values = [r[metric] for r in records if isinstance(r.get(metric), (int, float))
-                      and not math.isnan(r[metric])]
-            best = (min if config.get("metric_mode") == "min" else max)(values) if values else None
-            runs.append(RunSummary(model_dir.name, run, _started(run), records[-1]["step"] if records else None,
-                                   metric, best))
+            try:
+                runs.append(_summary(model_dir.name, path))
+            except (DataLossError, OSError, KeyError, TypeError, ValueError) as error:
+                if on_skip is not None:
+                    on_skip(path.parent, str(error))
     return sorted(runs, key=lambda r: (r.started, str(r.path)))
+
+
+def _summary(model: str, path: Path) -> RunSummary:
+    """One `tftk runs` line from a run's config.yaml and metrics.jsonl."""
+    run = path.parent
+    config = _read_yaml(path)
+    metric = str(config.get("metric", "validation_accuracy"))
+    records = read_metrics(run)
+    values = [r[metric] for r in records if isinstance(r.get(metric), (int, float)) and not math.isnan(r[metric])]
+    best = (min if config.get("metric_mode") == "min" else max)(values) if values else None
+    return RunSummary(model, run, _started(run), records[-1]["step"] if records else None, metric, best)
 
 
 # The dataset a record without one is filed under: the run config's default dataset.

@@ -179,3 +179,13 @@ def test_best_config_under_concurrent_processes(tmp_path):
 def _metrics_of(seed):
     rng = random.Random(seed)
     return [rng.random() for _ in range(100)]
+
+
+def test_list_runs_skips_a_corrupt_run_and_says_so(tmp_path):
+    good = prepare_run_dir(make_config(tmp_path), now=NOW).path
+    bad = prepare_run_dir(make_config(tmp_path, name="bad"), now=NOW).path
+    (bad / "config.yaml").write_text("model_name: [unclosed")
+    skipped = []
+    runs = list_runs(tmp_path / "results", on_skip=lambda run, reason: skipped.append((run, reason)))
+    assert [r.path for r in runs] == [good]
+    assert skipped[0][0] == bad and "unreadable YAML" in skipped[0][1]
