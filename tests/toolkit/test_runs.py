@@ -189,3 +189,21 @@ def test_list_runs_skips_a_corrupt_run_and_says_so(tmp_path):
     runs = list_runs(tmp_path / "results", on_skip=lambda run, reason: skipped.append((run, reason)))
     assert [r.path for r in runs] == [good]
     assert skipped[0][0] == bad and "unreadable YAML" in skipped[0][1]
+
+
+def test_leftovers_of_killed_writes_are_removed_and_listed_checkpoints_kept(tmp_path):
+    from tftk.runs import remove_leftovers
+
+    names = ["model.ckpt-10.npz", "model.ckpt-20.npz", "model.ckpt-30.npz", ".model.ckpt-40.npz.x1y2.tmp",
+             ".checkpoint.abc.tmp", "events.out.tfevents.1.host", "config.yaml", "model.ckpt-best.npz"]
+    for name in names:
+        (tmp_path / name).write_text("x")
+    removed = remove_leftovers(tmp_path, "model.ckpt", [str(tmp_path / "model.ckpt-20"), str(tmp_path / "model.ckpt-30")])
+    assert sorted(p.name for p in removed) == [".checkpoint.abc.tmp", ".model.ckpt-40.npz.x1y2.tmp", "model.ckpt-10.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(set(names) - {p.name for p in removed})
+
+
+def test_a_new_run_stores_its_results_root_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = prepare_run_dir(RunConfig(model_name="MnistMLP", random_seed=1), now=NOW)
+    assert load_run_config(run.path).results_root == str(tmp_path / "results")
