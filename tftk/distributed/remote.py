@@ -18,7 +18,7 @@ import numpy as np
 
 from tftk.client import cancellation
 from tftk.client.executor import KernelContext, _variable_of, state_name
-from tftk.distributed import wire
+from tftk.distributed import auth, wire
 from tftk.distributed.cluster import ClusterSpec, split_address
 from tftk.distributed.server import in_process_server, op_key
 from tftk.framework import errors
@@ -52,8 +52,19 @@ class Channel:
     def call(self, method: str, arrays: list = (), **fields: Any) -> tuple[dict, list]:
         with self._lock:
             try:
-                wire.send_message(self._sock, {"method": method, **fields}, list(arrays))
-                reply, results = wire.recv_message(self._sock)
+                try:
+                    wire.send_message(self._sock, {"method": method, **fields}, list(arrays))
+                    reply, results = wire.recv_message(self._sock)
+                except wire.ConnectionClosed as closed:  # the task closed an idle connection before this request
+                    if self._closed:
+                        raise
+                    self._sock.close()
+                    try:
+                        self._sock = _connect(self.address, 0.0)  # one attempt: a stopped task stays lost
+                    except errors.UnavailableError:
+                        raise closed from None
+                    wire.send_message(self._sock, {"method": method, **fields}, list(arrays))
+                    reply, results = wire.recv_message(self._sock)
             except (OSError, ConnectionError) as exc:
                 if self._closed:  # our session closed it under a waiting call
                     raise errors.CancelledError(None, None, f"The session closed its connection to task "
@@ -78,15 +89,21 @@ class Channel:
 
 
 def _connect(address: str, timeout_secs: float) -> socket.socket:
-    """Connect, retrying while the task starts up (as TF1 waits for its workers)."""
+    """Connect and answer the task's challenge (the cluster secret from TFTK_CLUSTER_SECRET), retrying the
+    connection while the task starts up (as TF1 waits for its workers)."""
     host, port = split_address(address)
     deadline = time.monotonic() + timeout_secs
     delay = 0.05
     while True:
         try:
             sock = socket.create_connection((host, port), timeout=max(1.0, timeout_secs))
-            sock.settimeout(None)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                auth.client_handshake(sock, auth.cluster_secret(), address)
+            except errors.OpError:
+                sock.close()
+                raise
+            sock.settimeout(None)
             return sock
         except OSError as exc:
             if time.monotonic() + delay > deadline:

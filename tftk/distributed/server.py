@@ -22,7 +22,7 @@ import numpy as np
 
 from tftk.client import cancellation
 from tftk.client.executor import KernelContext, VariableBox
-from tftk.distributed import wire
+from tftk.distributed import auth, wire
 from tftk.distributed.cluster import ClusterSpec, split_address
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Graph, Operation
@@ -166,17 +166,31 @@ class _RemoteOps:
 
 
 class _Handler(socketserver.BaseRequestHandler):
-    """One connection from another task: requests answered in order until it closes."""
+    """One connection from another task: the handshake, then requests answered in order until it closes.
+
+    A malformed message is answered with one error reply and the connection closed (the stream can
+    no longer be trusted); a connection idle for longer than the server's idle timeout is closed
+    (sessions reconnect on their next request).
+    """
 
     def handle(self) -> None:
         server: Server = self.server.owner  # type: ignore[attr-defined]
         self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.request.settimeout(auth.HANDSHAKE_TIMEOUT_SECS)
+        try:
+            if not auth.serve_handshake(self.request, server._secret):
+                return
+        except (OSError, ValueError):
+            return
+        self.request.settimeout(server.idle_timeout)
         while True:
             try:
                 header, arrays = wire.recv_message(self.request)
-            except (wire.ConnectionClosed, ConnectionError, OSError):
+            except wire.MalformedMessage as exc:
+                with contextlib.suppress(OSError):
+                    wire.send_message(self.request, {"error": "InvalidArgumentError", "message": str(exc)})
                 return
-            except (ValueError, TypeError, KeyError, MemoryError):  # malformed: the stream can't be trusted
+            except (ConnectionError, OSError, MemoryError):  # closed, idle too long, or out of memory
                 return
             try:
                 reply, results = server._answer(header, arrays)
@@ -195,14 +209,19 @@ class _Handler(socketserver.BaseRequestHandler):
 
 
 class _TCPServer(socketserver.ThreadingTCPServer):
-    """Threaded server that remembers its open connections, so stopping it ends them too."""
+    """Threaded server that remembers its open connections, so stopping it ends them too, and refuses
+    connections beyond `max_connections` (each costs a thread)."""
 
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple, handler: type):
+    def __init__(self, address: tuple, handler: type, max_connections: int):
         super().__init__(address, handler)
         self.connections: set[socket.socket] = set()
+        self.max_connections = max_connections
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        return len(self.connections) < self.max_connections
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         self.connections.add(request)
@@ -226,12 +245,16 @@ class Server:
       protocol: "grpc" (the only one; the name is kept for TF1 programs).
       config: accepted for TF1 programs; sessions take their own ConfigProto.
       start: listen right away.
-    The protocol has no authentication (as TF1's gRPC servers): keep clusters on a trusted network.
+      secret: the cluster's shared secret (default: the TFTK_CLUSTER_SECRET environment variable);
+        with one, only processes that know it may connect (see `tftk.distributed.auth`).
+      max_connections, idle_timeout: open connections beyond the cap are refused; one idle for
+        `idle_timeout` seconds is closed (defaults 256 and 600).
     A port of 0 in this task's address picks a free port; `target` and `server_def` show it.
     """
 
     def __init__(self, server_or_cluster_def: Any, job_name: str | None = None, task_index: int | None = None,
-                 protocol: str | None = None, config: Any = None, start: bool = True):
+                 protocol: str | None = None, config: Any = None, start: bool = True, *,
+                 secret: str | bytes | None = None, max_connections: int = 256, idle_timeout: float = 600.0):
         if isinstance(server_or_cluster_def, ServerDef):
             definition = server_or_cluster_def
             cluster, job_name, task_index = definition.cluster, definition.job_name, definition.task_index
@@ -247,6 +270,8 @@ class Server:
             if task_index is None else task_index
         self._address = cluster.task_address(job_name, task_index)
         self._job, self._task, self._cluster = job_name, task_index, cluster
+        self._secret = auth.cluster_secret(secret)
+        self.max_connections, self.idle_timeout = max_connections, idle_timeout
         self.store = VariableStore()
         self._ops = _RemoteOps(self.store)
         self._tcp: _TCPServer | None = None
@@ -275,7 +300,7 @@ class Server:
         host, port = split_address(self._address)
         bind_host = host if host in _LOOPBACK_HOSTS else ""  # TF1 listens on all interfaces
         try:
-            self._tcp = _TCPServer((bind_host, port), _Handler)
+            self._tcp = _TCPServer((bind_host, port), _Handler, self.max_connections)
         except OSError as exc:
             raise errors.UnavailableError(
                 None, None, f"Task /job:{self._job}/task:{self._task} cannot listen on {self._address}: "

@@ -1,8 +1,9 @@
 """The messages tasks exchange: a JSON header plus raw array buffers, length-prefixed on a socket.
 
-No pickle: a message carries only JSON values and numeric/bool/bytes arrays, and a malformed
-one (bad dtype, negative or oversized shape) is rejected before anything is allocated. What a
-task does with a request is limited by the server (see `server._served_ops`).
+No pickle: a message carries only JSON values and numeric/bool/bytes arrays. A malformed one (not
+a JSON object, bad dtype, negative or oversized shape, nesting too deep) raises MalformedMessage,
+and memory is taken only as bytes arrive: a header announcing a huge array costs nothing until
+the data comes. What a task does with a request is limited by the server (see `server._served_ops`).
 """
 
 from __future__ import annotations
@@ -17,15 +18,20 @@ import numpy as np
 from tftk.framework import dtypes
 from tftk.framework.tensor_shape import TensorShape
 
-__all__ = ["send_message", "recv_message", "encode_attr", "decode_attr", "ConnectionClosed"]
+__all__ = ["send_message", "recv_message", "encode_attr", "decode_attr", "ConnectionClosed", "MalformedMessage"]
 
 _LENGTH = struct.Struct("<Q")
 _MAX_HEADER_BYTES = 256 << 20  # JSON headers (string tensors travel in them)
 _MAX_BYTES = 64 << 30  # one array
+_CHUNK = 1 << 20  # bytes read (and allocated) at a time
 
 
 class ConnectionClosed(ConnectionError):
     """The other side closed the connection between messages."""
+
+
+class MalformedMessage(ValueError):
+    """Bytes that are not a message of this protocol: the stream cannot be trusted any more."""
 
 
 def send_message(sock: socket.socket, header: dict, arrays: list[np.ndarray | None] = ()) -> None:
@@ -52,20 +58,23 @@ def send_message(sock: socket.socket, header: dict, arrays: list[np.ndarray | No
 
 
 def recv_message(sock: socket.socket) -> tuple[dict, list[np.ndarray | None]]:
-    """Receive one message; raises ConnectionClosed if the peer closed before it began."""
+    """Receive one message; ConnectionClosed if the peer closed before it began, MalformedMessage if it is not one."""
     prefix = _recv_exactly(sock, _LENGTH.size, allow_eof=True)
     length = _LENGTH.unpack(prefix)[0]
     if length > _MAX_HEADER_BYTES:
-        raise ValueError(f"message header of {length} bytes exceeds the {_MAX_HEADER_BYTES}-byte limit")
-    header = json.loads(bytes(_recv_exactly(sock, length)))
+        raise MalformedMessage(f"message header of {length} bytes exceeds the {_MAX_HEADER_BYTES}-byte limit")
+    try:
+        header = json.loads(bytes(_recv_exactly(sock, length)))
+    except (ValueError, RecursionError) as exc:
+        raise MalformedMessage(f"message header is not JSON ({type(exc).__name__})") from None
+    if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
+        raise MalformedMessage("message header must be a JSON object with an 'arrays' list")
     arrays: list[np.ndarray | None] = []
     for spec in header.pop("arrays"):
         if spec is None:
             arrays.append(None)
-        elif "bytes" in spec:
-            items = np.empty(len(spec["bytes"]), dtype=object)
-            items[:] = [bytes.fromhex(x) for x in spec["bytes"]]
-            arrays.append(items.reshape(spec["shape"]))
+        elif isinstance(spec, dict) and "bytes" in spec:
+            arrays.append(_bytes_array(spec))
         else:
             dtype, count = _checked_spec(spec)
             data = _recv_exactly(sock, count * dtype.itemsize)
@@ -73,32 +82,51 @@ def recv_message(sock: socket.socket) -> tuple[dict, list[np.ndarray | None]]:
     return header, arrays
 
 
-def _checked_spec(spec: dict) -> tuple[np.dtype, int]:
-    """The dtype and element count of an array spec; ValueError for anything malformed."""
-    dtype = np.dtype(spec["dtype"])
-    shape = spec["shape"]
-    if dtype.kind not in "biufc" or not isinstance(shape, list) or \
-            not all(isinstance(d, int) and d >= 0 for d in shape):
-        raise ValueError(f"malformed array spec {spec!r}")
+def _bytes_array(spec: dict) -> np.ndarray:
+    """A string tensor sent in the header (a list of hex strings and a shape)."""
+    try:
+        items = np.empty(len(spec["bytes"]), dtype=object)
+        items[:] = [bytes.fromhex(x) for x in spec["bytes"]]
+        return items.reshape(_shape(spec))
+    except (TypeError, ValueError, KeyError) as exc:
+        raise MalformedMessage(f"malformed string array spec ({exc})") from None
+
+
+def _shape(spec: dict) -> list[int]:
+    shape = spec.get("shape")
+    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        raise MalformedMessage(f"malformed array shape {shape!r}")
+    return shape
+
+
+def _checked_spec(spec: Any) -> tuple[np.dtype, int]:
+    """The dtype and element count of an array spec; MalformedMessage for anything malformed."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("dtype"), str):
+        raise MalformedMessage(f"malformed array spec {spec!r:.200}")
+    try:
+        dtype = np.dtype(spec["dtype"])
+    except TypeError:
+        raise MalformedMessage(f"unknown dtype {spec['dtype']!r:.100}") from None
+    if dtype.kind not in "biufc":
+        raise MalformedMessage(f"arrays of dtype {dtype} cannot travel")
     count = 1
-    for d in shape:
+    for d in _shape(spec):
         count *= d
     if count * dtype.itemsize > _MAX_BYTES:
-        raise ValueError(f"array of {count * dtype.itemsize} bytes exceeds the {_MAX_BYTES}-byte limit")
+        raise MalformedMessage(f"array of {count * dtype.itemsize} bytes exceeds the {_MAX_BYTES}-byte limit")
     return dtype, count
 
 
 def _recv_exactly(sock: socket.socket, size: int, allow_eof: bool = False) -> bytearray:
-    data = bytearray(size)
-    view = memoryview(data)
-    got = 0
-    while got < size:
-        n = sock.recv_into(view[got:])
-        if n == 0:
-            if allow_eof and got == 0:
+    """`size` bytes from `sock`, the buffer growing as they arrive (never `size` allocated up front)."""
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(min(_CHUNK, size - len(data)))
+        if not chunk:
+            if allow_eof and not data:
                 raise ConnectionClosed("connection closed")
-            raise ConnectionError(f"connection lost in the middle of a message ({got} of {size} bytes)")
-        got += n
+            raise ConnectionError(f"connection lost in the middle of a message ({len(data)} of {size} bytes)")
+        data += chunk
     return data
 
 
