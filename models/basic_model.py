@@ -248,12 +248,12 @@ class BasicModel:
             return tf.global_variables()
 
     def _open_events(self, start: int) -> None:
-        """Open the FileWriter; on a resume, tell TensorBoard to drop what a killed run wrote after `start`."""
+        """Open the FileWriter and tell TensorBoard to drop what a killed run wrote after `start` (TensorBoard
+        purges events of earlier files with a step >= the START's; a killed run may have flushed some)."""
         from tftk.summary.writer import FileWriter, SessionLog
 
         self.sw = FileWriter(str(self.result_dir), self.graph)
-        if start > 0:  # TensorBoard purges events with step >= this one from earlier files
-            self.sw.add_session_log(SessionLog(status=SessionLog.START), start + 1)
+        self.sw.add_session_log(SessionLog(status=SessionLog.START), start + 1)
 
     def _restore_data_state(self) -> None:
         """Continue the batch stream where the restored checkpoint left it (nothing after a fresh init)."""
