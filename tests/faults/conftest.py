@@ -1,13 +1,3 @@
-"""Fault-injection tests run in a scratch folder, so a default `results/` never lands in the checkout."""
+"""Fault-injection tests run in a scratch folder (see tests/scratch_cwd.py)."""
 
-import os
-
-import pytest
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _outside_the_checkout(tmp_path_factory):
-    previous = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("cwd"))
-    yield
-    os.chdir(previous)
+from tests.scratch_cwd import outside_the_checkout  # noqa: F401 (an autouse fixture)

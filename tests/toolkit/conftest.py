@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from tests.scratch_cwd import outside_the_checkout  # noqa: F401 (autouse: no results/ in the checkout)
 from tests.toolkit.realformats import idx_bytes
 
 
@@ -80,13 +81,3 @@ def tiny_mnist():
     blobs = {name: gzip.compress(idx_bytes(a), mtime=0) for name, a in arrays.items()}
     return arrays, blobs
 
-
-@pytest.fixture(scope="session", autouse=True)
-def _outside_the_checkout(tmp_path_factory):
-    """Run every toolkit test in a scratch folder, so a default `results/` or `data/` never lands in the checkout."""
-    import os
-
-    previous = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("cwd"))
-    yield
-    os.chdir(previous)
