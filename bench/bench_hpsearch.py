@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpsearch import plan_brackets, run_search
+from hpsearch import plan_brackets, Execution, SearchSpec, run_search
 
 # 96x96 matrix products per training iteration: 1000 is about 50 ms on one core, so a trial of 20
 # iterations takes about a second, as a small real trial does. Each worker also pays a one-time
@@ -48,7 +48,8 @@ def busy_trial(config: dict, resource: int, trial_dir: Path, seed: int) -> float
 def timed(nb_process: int, **kwargs) -> tuple[float, float]:
     """(wall seconds, utilisation) of one search in a fresh temp dir."""
     with tempfile.TemporaryDirectory() as folder:
-        result = run_search("bench_hpsearch:busy_trial", sample, folder, nb_process=nb_process, seed=1, out=io.StringIO(), **kwargs)
+        result = run_search("bench_hpsearch:busy_trial", sample, folder, SearchSpec(seed=1, **kwargs),
+                            Execution(nb_process=nb_process), io.StringIO())
     return result.wall_seconds, result.utilisation
 
 

@@ -7,7 +7,7 @@ with that lr fixed); both return a `SearchResult` whose `best` holds (config, me
 from hpsearch.brackets import Bracket, Rung, format_plan, hyperband_brackets, single_rung_bracket
 from hpsearch.fullsearch import run_fullsearch
 from hpsearch.records import TrialRecord
-from hpsearch.search import SearchResult, plan_brackets, run_search
+from hpsearch.search import Execution, SearchResult, SearchSpec, plan_brackets, run_search
 
-__all__ = ["run_search", "run_fullsearch", "SearchResult", "TrialRecord", "Bracket", "Rung",
+__all__ = ["run_search", "run_fullsearch", "SearchSpec", "Execution", "SearchResult", "TrialRecord", "Bracket", "Rung",
            "hyperband_brackets", "single_rung_bracket", "plan_brackets", "format_plan"]

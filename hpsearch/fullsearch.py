@@ -3,6 +3,7 @@ hyperband again with that learning rate fixed; each stage is a search of its own
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import IO, Any
 from hpsearch.brackets import budget_line, format_plan
 from hpsearch.records import ranked
 from hpsearch.sampling import Sampler
-from hpsearch.search import SearchResult, plan_brackets, run_search
+from hpsearch.search import Execution, SearchResult, SearchSpec, plan_brackets, run_search
 from hpsearch.trial import TrialFunction
 from tftk.user_input import UserInputError
 
@@ -28,51 +29,43 @@ def _stage_seed(seed: int, stage: int) -> int:
     return int(np.random.SeedSequence([seed, stage]).generate_state(1)[0] >> 1)
 
 
-def run_fullsearch(
-    trial_fn: TrialFunction | str,
-    sampler: Sampler,
-    search_dir: str | os.PathLike,
-    *,
-    max_resource: int,
-    eta: int = 3,
-    seed: int = 0,
-    fixed_params: dict | None = None,
-    lr_key: str = "lr",
-    lr_factors: tuple[float, ...] = LR_FACTORS,
-    dry_run: bool = False,
-    out: IO[str] | None = None,
-    **options: Any,
-) -> SearchResult:
+def run_fullsearch(trial_fn: TrialFunction | str, sampler: Sampler, search_dir: str | os.PathLike,
+                   spec: SearchSpec, execution: Execution = Execution(), out: IO[str] | None = None, *,
+                   lr_key: str = "lr", lr_factors: tuple[float, ...] = LR_FACTORS) -> SearchResult:
     """Hyperband -> lr grid (best config, lr x each factor, at max_resource) -> hyperband with that lr fixed.
 
-    `options` go to every `run_search` call (mode, nb_process, trial_timeout, resume, backend, ...).
-    Returns every trial of the three stages, ranked; `best` is the best of them all.
+    `spec` gives R, eta, mode, the seed (each stage's is derived from it) and the fixed params;
+    `execution` applies to every stage. Returns every trial of the three stages, ranked; `best` is
+    the best of them all.
     """
     out = out or sys.stdout
     root = Path(search_dir)
-    fixed = dict(fixed_params or {})
+    fixed = dict(spec.fixed_params)
+    max_resource, eta, seed = spec.max_resource, spec.eta, spec.seed
     if lr_key in fixed:
         raise UserInputError(f"fullsearch searches {lr_key!r}: remove it from fixed_params or run a plain hyperband search")
-    if dry_run:
+    if execution.dry_run:
         hyperband = plan_brackets("hyperband", max_resource, eta)
         grid = plan_brackets("grid", max_resource, eta, len(lr_factors))
         for title, brackets in zip(STAGES, (hyperband, grid, hyperband)):
             print(format_plan(brackets, f"fullsearch stage {title} (R={max_resource}, eta={eta})"), file=out)
         print(f"fullsearch total {budget_line(hyperband + grid + hyperband)}", file=out)
-        return SearchResult(root, None, [], budget_line(hyperband + grid + hyperband), 0.0, options.get("nb_process", 1))
-    common = dict(max_resource=max_resource, eta=eta, out=out, **options)
+        return SearchResult(root, None, [], budget_line(hyperband + grid + hyperband), 0.0, execution.nb_process)
 
-    first = run_search(trial_fn, sampler, root / STAGES[0], seed=_stage_seed(seed, 1), fixed_params=fixed, **common)
+    def stage(number: int, sampler: Sampler | None, **changes: Any) -> SearchResult:
+        stage_spec = dataclasses.replace(spec, seed=_stage_seed(seed, number), **changes)
+        return run_search(trial_fn, sampler, root / STAGES[number - 1], stage_spec, execution, out)
+
+    first = stage(1, sampler, algorithm="hyperband", fixed_params=fixed)
     if first.best is None:
         raise UserInputError(f"fullsearch: every trial of {root / STAGES[0]} failed; see its journal for the errors")
     if lr_key not in first.best.config:
         raise UserInputError(f"fullsearch: the sampled configs have no {lr_key!r} key; pass lr_key='<name of the learning rate>'")
     lr = float(first.best.config[lr_key])
     grid = [{**first.best.config, lr_key: lr * factor} for factor in lr_factors]
-    second = run_search(trial_fn, None, root / STAGES[1], algorithm="grid", configs=grid, seed=_stage_seed(seed, 2), **common)
+    second = stage(2, None, algorithm="grid", configs=grid, fixed_params={})
     best_lr = second.best.config[lr_key] if second.best is not None else lr
-    third = run_search(trial_fn, sampler, root / STAGES[2], seed=_stage_seed(seed, 3),
-                       fixed_params={**fixed, lr_key: best_lr}, **common)
+    third = stage(3, sampler, algorithm="hyperband", fixed_params={**fixed, lr_key: best_lr})
     trials = ranked(first.trials + second.trials + third.trials)
     best = next((t for t in trials if t.metric is not None), None)
     wall = first.wall_seconds + second.wall_seconds + third.wall_seconds

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Literal
 
@@ -20,7 +20,7 @@ from hpsearch.scheduler import Job, Scheduler
 from hpsearch.trial import TrialFunction, TrialOutcome, TrialTask, function_path
 from tftk.user_input import UserInputError
 
-__all__ = ["SearchResult", "run_search", "plan_brackets", "capped_workers", "JOURNAL_NAME"]
+__all__ = ["SearchResult", "SearchSpec", "Execution", "run_search", "plan_brackets", "capped_workers", "JOURNAL_NAME"]
 
 JOURNAL_NAME = "journal.jsonl"
 Algorithm = Literal["hyperband", "random", "grid"]
@@ -58,29 +58,52 @@ def plan_brackets(algorithm: Algorithm, max_resource: int, eta: int = 3, n_confi
     raise UserInputError(f"unknown search algorithm {algorithm!r}: use 'hyperband', 'random' or 'grid'")
 
 
-def run_search(
-    trial_fn: TrialFunction | str,
-    sampler: Sampler | None,
-    search_dir: str | os.PathLike,
-    *,
-    algorithm: Algorithm = "hyperband",
-    mode: Literal["async", "sync"] = "async",
-    max_resource: int,
-    eta: int = 3,
-    n_configs: int | None = None,
-    configs: list[dict] | None = None,
-    nb_process: int = 1,
-    seed: int = 0,
-    fixed_params: dict | None = None,
-    trial_timeout: float | None = None,
-    dry_run: bool = False,
-    resume: bool = False,
-    backend: Literal["local", "dask"] = "local",
-    address: str | None = None,
-    prune: Callable[[Path], None] | None = remove_checkpoints,
-    live: bool | None = None,
-    out: IO[str] | None = None,
-) -> SearchResult:
+@dataclass(frozen=True)
+class SearchSpec:
+    """What defines a search: recorded in its journal's first line, and a resume must give the same.
+
+    max_resource: R, training iterations of a fully trained trial. eta: Hyperband's reduction factor.
+    algorithm: 'hyperband' (Li et al. 2018), 'random' (n_configs configs at max_resource) or 'grid'
+      (the given `configs` at max_resource).
+    mode: 'async' promotes as soon as a trial ranks in its rung's top 1/eta (ASHA); 'sync' runs
+      Hyperband's brackets one after another with a barrier at each rung.
+    seed: a trial's config and seed derive from (seed, bracket, index), so the same seed gives the
+      same trials. fixed_params: forced into every sampled config.
+    """
+
+    max_resource: int
+    algorithm: Algorithm = "hyperband"
+    mode: Literal["async", "sync"] = "async"
+    eta: int = 3
+    n_configs: int | None = None
+    configs: list[dict] | None = None
+    seed: int = 0
+    fixed_params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a search runs; none of it changes which trials run nor what they report.
+
+    nb_process: parallel trials (capped at the trials that can run and at the cores). trial_timeout:
+      seconds, else the trial fails. backend: 'local' processes, or 'dask' at `address`.
+    prune: called on the trial dir of a trial that can no longer be promoted (default: delete all but
+      TensorBoard event files); None keeps everything. live: rich live table (default: when `out` is
+      a terminal). dry_run: print the plan and budget, train nothing. resume: continue the search.
+    """
+
+    nb_process: int = 1
+    trial_timeout: float | None = None
+    backend: Literal["local", "dask"] = "local"
+    address: str | None = None
+    prune: Callable[[Path], None] | None = remove_checkpoints
+    live: bool | None = None
+    dry_run: bool = False
+    resume: bool = False
+
+
+def run_search(trial_fn: TrialFunction | str, sampler: Sampler | None, search_dir: str | os.PathLike,
+               spec: SearchSpec, execution: Execution = Execution(), out: IO[str] | None = None) -> SearchResult:
     """Run (or resume, or only plan) one hyperparameter search and return its ranked trials.
 
     Args:
@@ -90,38 +113,29 @@ def run_search(
         from the TFTK_NUM_THREADS environment variable.
       sampler: `get_random_config(rng: np.random.Generator, fixed_params) -> dict`; unused for 'grid'.
       search_dir: holds `journal.jsonl` and `trials/<trial_id>/` (each trial's dir).
-      algorithm: 'hyperband' (Li et al. 2018), 'random' (n_configs configs at max_resource) or
-        'grid' (the given `configs` at max_resource).
-      mode: 'async' promotes as soon as a trial ranks in its rung's top 1/eta (ASHA); 'sync' runs
-        Hyperband's brackets one after another with a barrier at each rung.
-      max_resource: R, training iterations of a fully trained trial. eta: Hyperband's reduction factor.
-      nb_process: parallel trials. seed: search seed; a trial's config and seed derive from
-        (seed, bracket, index), so the same seed gives the same trials.
-      fixed_params: forced into every sampled config. trial_timeout: seconds, else the trial fails.
-      dry_run: print the plan and budget, train nothing. resume: continue the search in search_dir.
-      backend: 'local' processes, or 'dask' at `address` (needs dask.distributed).
-      prune: called on the trial dir of a trial that can no longer be promoted (default: delete all
-        but TensorBoard event files); None keeps everything.
-      live: rich live table (default: when `out` is a terminal). out: where to print (stdout).
+      spec: what the search is (SearchSpec); execution: how to run it (Execution).
+      out: where to print (stdout).
     """
+    algorithm, max_resource, eta, mode, seed = spec.algorithm, spec.max_resource, spec.eta, spec.mode, spec.seed
+    nb_process, trial_timeout, n_configs = execution.nb_process, execution.trial_timeout, spec.n_configs
     out = out or sys.stdout
-    fixed = to_json_config(fixed_params or {})
+    fixed = to_json_config(spec.fixed_params)
     if algorithm == "grid":
-        if not configs:
+        if not spec.configs:
             raise UserInputError("a grid search needs a non-empty list of configs")
-        grid = [to_json_config({**c, **fixed}) for c in configs]
+        grid = [to_json_config({**c, **fixed}) for c in spec.configs]
         n_configs = len(grid)
     elif sampler is None:
         raise UserInputError(f"a {algorithm} search needs a sampler (get_random_config)")
     brackets = plan_brackets(algorithm, max_resource, eta, n_configs)
-    if dry_run:
+    if execution.dry_run:
         print(format_plan(brackets, f"{algorithm} search plan (R={max_resource}, eta={eta}, mode={mode})"), file=out)
         return SearchResult(Path(search_dir), None, [], budget_line(brackets), 0.0, nb_process)
     if not isinstance(nb_process, int) or nb_process < 1:
         raise UserInputError(f"nb_process must be a positive integer, got {nb_process!r}")
     if trial_timeout is not None and not 0 < trial_timeout < float("inf"):
         raise UserInputError(f"trial_timeout must be a positive number of seconds, got {trial_timeout!r}")
-    if backend == "local":
+    if execution.backend == "local":
         nb_process = capped_workers(nb_process, sum(b.n_configs for b in brackets), os.cpu_count() or 1, out)
 
     def config_of(job: Job) -> dict:
@@ -132,11 +146,11 @@ def run_search(
     header = {"event": "search", "algorithm": algorithm, "mode": mode, "max_resource": max_resource, "eta": eta,
               "n_configs": n_configs, "seed": seed, "fixed_params": fixed,
               "grid": grid if algorithm == "grid" else None}
-    search = _Search(Path(search_dir), brackets, eta, mode, header, resume, prune)
+    search = _Search(Path(search_dir), brackets, eta, mode, header, execution.resume, execution.prune)
     print(budget_line(brackets), file=out, flush=True)
     start = time.monotonic()
-    search.run(function_path(trial_fn), config_of, seed, _make_pool(backend, address, nb_process, trial_timeout),
-               SearchDisplay(out, live))
+    search.run(function_path(trial_fn), config_of, seed,
+               _make_pool(execution.backend, execution.address, nb_process, trial_timeout), SearchDisplay(out, execution.live))
     records = ranked(list(search.records.values()))
     best = next((r for r in records if r.metric is not None), None)
     if records:

@@ -240,19 +240,19 @@ def _check_settings(settings: SearchSettings) -> None:
 
 def _run(search_dir: Path, base: RunConfig, settings: SearchSettings, *, resume: bool, dry_run: bool,
          out: IO[str], **run_options: Any) -> SearchOutcome:
-    from hpsearch import run_fullsearch, run_search
+    from hpsearch import Execution, SearchSpec, run_fullsearch, run_search
     from models import get_model_class
 
     sampler = _ModelSampler(get_model_class(base.model_name), trial_base_fields(base))
-    common = dict(max_resource=settings.max_resource, eta=settings.eta, seed=settings.seed, mode=settings.mode,
-                  fixed_params=settings.fixed_params, dry_run=dry_run, resume=resume, out=out, **run_options)
+    spec = SearchSpec(settings.max_resource, settings.algorithm, settings.mode, settings.eta, settings.n_configs,
+                      seed=settings.seed, fixed_params=settings.fixed_params)
+    execution = Execution(dry_run=dry_run, resume=resume, **run_options)
     if settings.fullsearch:
         if not dry_run:
             print(f"fullsearch total {_fullsearch_budget(settings)}", file=out, flush=True)
-        result = run_fullsearch(settings.trial_function, sampler, search_dir, **common)
+        result = run_fullsearch(settings.trial_function, sampler, search_dir, spec, execution, out)
     else:
-        result = run_search(settings.trial_function, sampler, search_dir, algorithm=settings.algorithm,
-                            n_configs=settings.n_configs, **common)
+        result = run_search(settings.trial_function, sampler, search_dir, spec, execution, out)
     best = None if dry_run else store_best(result, base.results_root)
     return SearchOutcome(search_dir, settings, result, best)
 

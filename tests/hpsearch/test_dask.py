@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from hpsearch import run_search
+from hpsearch import Execution, SearchSpec, run_search
 import hpsearch_toys as toys
 
 distributed = pytest.importorskip("distributed")
@@ -21,8 +21,8 @@ def cluster():
 
 def test_dask_search_records_results_and_a_dying_worker(tmp_path, cluster):
     configs = [{"lr": 0.01}, {"lr": 0.5}, {"lr": 0.001}]
-    result = run_search(toys.dies_for_large_lr, None, tmp_path, algorithm="grid", configs=configs, max_resource=3,
-                        backend="dask", address=cluster.scheduler_address, out=io.StringIO())
+    result = run_search(toys.dies_for_large_lr, None, tmp_path, SearchSpec(algorithm="grid", configs=configs, max_resource=3),
+                        Execution(backend="dask", address=cluster.scheduler_address), io.StringIO())
     assert [t.status for t in result.trials] == ["done", "done", "failed"]
     assert result.best.config == {"lr": 0.01} and result.best.metric == toys.objective(0.01, 3)
     assert "KilledWorker" in result.trials[-1].error

@@ -1,5 +1,6 @@
 """Whole searches on toy objectives with real worker processes: results, failures, timeouts, resume."""
 
+import dataclasses
 import io
 import json
 import os
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hpsearch import run_search
+from hpsearch import Execution, SearchSpec, run_search
 from hpsearch.journal import read_journal
 from hpsearch.sampling import sample_config
 from tftk.user_input import UserInputError
@@ -27,7 +28,8 @@ def events(search_dir, kind):
 
 def test_async_hyperband_with_two_processes(tmp_path):
     out = io.StringIO()
-    result = run_search(toys.quadratic, toys.sample_lr, tmp_path, max_resource=9, eta=3, nb_process=2, seed=3, out=out)
+    result = run_search(toys.quadratic, toys.sample_lr, tmp_path, SearchSpec(max_resource=9, eta=3, seed=3),
+                        Execution(nb_process=2), out=out)
     assert out.getvalue().startswith("budget: 3 bracket(s), 17 trials, 69 training iterations\n")
     results = events(tmp_path, "result")
     assert Counter((e["trial"][:2], e["resource"]) for e in results) == {
@@ -52,7 +54,8 @@ def test_async_hyperband_with_two_processes(tmp_path):
 
 
 def test_hparams_summaries_in_the_trial_dir(tmp_path):
-    result = run_search(toys.quadratic, toys.sample_lr, tmp_path, algorithm="random", n_configs=1, max_resource=4, out=io.StringIO())
+    result = run_search(toys.quadratic, toys.sample_lr, tmp_path, SearchSpec(algorithm="random", n_configs=1, max_resource=4),
+                        out=io.StringIO())
     from tftk.summary import summary_iterator  # the toolkit's event reader
 
     found = {}
@@ -66,9 +69,9 @@ def test_hparams_summaries_in_the_trial_dir(tmp_path):
 
 
 def test_same_seed_samples_the_same_configs(tmp_path):
-    kwargs = dict(algorithm="random", n_configs=4, max_resource=2, nb_process=2, seed=11, out=io.StringIO())
-    first = run_search(toys.quadratic, toys.sample_lr, tmp_path / "a", **kwargs)
-    second = run_search(toys.quadratic, toys.sample_lr, tmp_path / "b", **kwargs)
+    spec, execution = SearchSpec(algorithm="random", n_configs=4, max_resource=2, seed=11), Execution(nb_process=2)
+    first = run_search(toys.quadratic, toys.sample_lr, tmp_path / "a", spec, execution, io.StringIO())
+    second = run_search(toys.quadratic, toys.sample_lr, tmp_path / "b", spec, execution, io.StringIO())
     assert sorted(json.dumps(t.config) for t in first.trials) == sorted(json.dumps(t.config) for t in second.trials)
     assert [e["config"] for e in events(tmp_path / "a", "start")] == [sample_config(toys.sample_lr, 11, 0, i, {}) for i in range(4)]
 
@@ -82,8 +85,8 @@ GRID = [{"lr": 0.01}, {"lr": 0.5}, {"lr": 0.001}]
     (toys.dies_for_large_lr, None, "worker process died (exit code 3)"),
 ])
 def test_a_failing_trial_is_recorded_and_the_search_goes_on(tmp_path, trial_fn, timeout, error):
-    result = run_search(trial_fn, None, tmp_path, algorithm="grid", configs=GRID, max_resource=3, nb_process=2,
-                        trial_timeout=timeout, out=io.StringIO())
+    result = run_search(trial_fn, None, tmp_path, SearchSpec(algorithm="grid", configs=GRID, max_resource=3),
+                        Execution(nb_process=2, trial_timeout=timeout), out=io.StringIO())
     failures = events(tmp_path, "failure")
     assert [f["trial"] for f in failures] == ["s0-0001"] and error in failures[0]["error"]
     assert [t.status for t in result.trials] == ["done", "done", "failed"]
@@ -91,40 +94,43 @@ def test_a_failing_trial_is_recorded_and_the_search_goes_on(tmp_path, trial_fn, 
 
 
 def test_non_finite_metric_is_a_failure(tmp_path):
-    result = run_search(toys.nan_metric, None, tmp_path, algorithm="grid", configs=GRID[:1], max_resource=1, out=io.StringIO())
+    result = run_search(toys.nan_metric, None, tmp_path, SearchSpec(algorithm="grid", configs=GRID[:1], max_resource=1),
+                        out=io.StringIO())
     assert result.best is None and "trial returned a non-finite metric nan" in result.trials[0].error
 
 
 def test_dry_run_prints_the_plan_and_trains_nothing(tmp_path):
     out = io.StringIO()
-    result = run_search(toys.quadratic, toys.sample_lr, tmp_path / "s", max_resource=81, dry_run=True, out=out)
+    result = run_search(toys.quadratic, toys.sample_lr, tmp_path / "s", SearchSpec(max_resource=81), Execution(dry_run=True),
+                        out=out)
     assert "bracket s=4: 81 x 1  27 x 3  9 x 9  3 x 27  1 x 81" in out.getvalue()
     assert result.budget == "budget: 5 bracket(s), 143 trials, 1581 training iterations"
     assert not (tmp_path / "s").exists()
 
 
 def test_an_existing_search_needs_resume_and_the_same_settings(tmp_path):
-    kwargs = dict(algorithm="random", n_configs=2, max_resource=2, out=io.StringIO())
-    run_search(toys.quadratic, toys.sample_lr, tmp_path, **kwargs)
+    spec, resume, out = SearchSpec(algorithm="random", n_configs=2, max_resource=2), Execution(resume=True), io.StringIO()
+    run_search(toys.quadratic, toys.sample_lr, tmp_path, spec, out=out)
     with pytest.raises(UserInputError, match="already holds a search: pass resume=True"):
-        run_search(toys.quadratic, toys.sample_lr, tmp_path, **kwargs)
+        run_search(toys.quadratic, toys.sample_lr, tmp_path, spec, out=out)
     with pytest.raises(UserInputError, match="cannot resume .*: seed was 0, now 5"):
-        run_search(toys.quadratic, toys.sample_lr, tmp_path, resume=True, seed=5, **kwargs)
-    again = run_search(toys.quadratic, toys.sample_lr, tmp_path, resume=True, **kwargs)  # already done: nothing reruns
+        run_search(toys.quadratic, toys.sample_lr, tmp_path, dataclasses.replace(spec, seed=5), resume, out)
+    again = run_search(toys.quadratic, toys.sample_lr, tmp_path, spec, resume, out)  # already done: nothing reruns
     assert len((tmp_path / "runs.log").read_text().splitlines()) == 2 and again.best is not None
 
 
 def test_trial_function_must_be_importable(tmp_path):
     with pytest.raises(UserInputError, match="must be a top-level function of an importable module"):
-        run_search(lambda c, r, d, s: 0.0, toys.sample_lr, tmp_path, max_resource=3, out=io.StringIO())
+        run_search(lambda c, r, d, s: 0.0, toys.sample_lr, tmp_path, SearchSpec(max_resource=3), out=io.StringIO())
 
 
-RESUMABLE = dict(max_resource=9, eta=3, nb_process=2, seed=5)
+RESUMABLE = "hpsearch.SearchSpec(max_resource=9, eta=3, seed=5)"  # with 2 processes
 
 
 def test_killed_search_resumes_without_rerunning_finished_trials(tmp_path):
     script = (f"import io, hpsearch, hpsearch_toys as t\n"
-              f"hpsearch.run_search(t.slow_quadratic, t.sample_lr, {str(tmp_path)!r}, out=io.StringIO(), **{RESUMABLE!r})\n")
+              f"hpsearch.run_search(t.slow_quadratic, t.sample_lr, {str(tmp_path)!r}, {RESUMABLE}, "
+              f"hpsearch.Execution(nb_process=2), io.StringIO())\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen([sys.executable, "-c", script], env=env)
     deadline = time.monotonic() + 60
@@ -137,7 +143,8 @@ def test_killed_search_resumes_without_rerunning_finished_trials(tmp_path):
     assert len(finished) < 22  # killed mid-way (the whole search runs 22 rungs)
     runs_before = len((tmp_path / "runs.log").read_text().splitlines())
 
-    result = run_search(toys.slow_quadratic, toys.sample_lr, tmp_path, resume=True, out=io.StringIO(), **RESUMABLE)
+    result = run_search(toys.slow_quadratic, toys.sample_lr, tmp_path, SearchSpec(max_resource=9, eta=3, seed=5),
+                        Execution(nb_process=2, resume=True), io.StringIO())
     rerun = [line.split() for line in (tmp_path / "runs.log").read_text().splitlines()[runs_before:]]
     assert not {(r[0], int(r[1])) for r in rerun} & finished
     assert len({(e["trial"], e["resource"]) for e in events(tmp_path, "result")}) == 22
