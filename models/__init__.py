@@ -33,7 +33,7 @@ def get_model_class(name: str) -> type[BasicModel]:
     by_lower = {key.lower(): key for key in _MODELS}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.5)
     hint = f" (did you mean '{by_lower[close[0]]}'?)" if close else ""
-    raise UserInputError(f"unknown model '{name}'{hint}; registered models: {', '.join(model_names())}")
+    raise UserInputError(f"unknown model {name!r}{hint}; registered models: {', '.join(model_names())}")
 
 
 def model_schema(name: str) -> type[ModelParams]:

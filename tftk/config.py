@@ -87,13 +87,14 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 def parse_override(text: str) -> tuple[tuple[str, ...], Any]:
     """`model.hidden1=64` -> (("model", "hidden1"), 64); the value is read as YAML (raw string if not YAML)."""
     key, sep, raw = text.partition("=")
-    if not sep or not key or any(not part for part in key.split(".")):
-        raise UserInputError(f"override '{text}': expected key=value, e.g. lr=0.01 or model.hidden1=64")
+    key = key.strip()
+    if not sep or not key or any(not part.strip() for part in key.split(".")):
+        raise UserInputError(f"override {text!r}: expected key=value, e.g. lr=0.01 or model.hidden1=64")
     try:
         value = yaml.load(raw, Loader=_Loader)
     except yaml.YAMLError:
         value = raw
-    return tuple(key.strip().split(".")), value
+    return tuple(part.strip() for part in key.split(".")), value
 
 
 def resolve_config(path: str | Path | None, overrides: Sequence[str] = (),
@@ -115,8 +116,8 @@ def resolve_config(path: str | Path | None, overrides: Sequence[str] = (),
             sources[(field,)] = "--" + field.replace("_", "-")
     for text in overrides:
         keys, value = parse_override(text)
-        set_dotted(data, keys, value, f"override '{text}'")
-        sources[keys] = f"override '{text}'"
+        set_dotted(data, keys, value, f"override {text!r}")  # repr: one line even for a value with a newline
+        sources[keys] = f"override {text!r}"
     config = validate_config(data, model_schema_lookup, origin, sources)
     if config.random_seed is None and draw_seed:
         config = config.model_copy(update={"random_seed": secrets.randbelow(2**31)})
