@@ -8,6 +8,7 @@ position, metrics, Ctrl-C) lives here once.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import signal
@@ -24,7 +25,7 @@ from tftk.runs import MetricsLog, remove_leftovers, run_checkpoints, truncate_me
 from tftk.seeding import seed_everything
 from tftk.user_input import UserInputError
 
-from models.checks import check_batch_size, check_finite_loss, check_parameter_memory
+from models.checks import DivergedError, check_batch_size, check_finite_loss, check_parameter_memory
 
 __all__ = ["BasicModel", "CHECKPOINT_NAME", "DATA_STATE_KEYS"]
 
@@ -201,9 +202,15 @@ class BasicModel:
         with MetricsLog(self.result_dir) as log, _deferred_interrupt() as interrupted, np.errstate(all="ignore"):
             while step < self.max_iter and interrupted() is None:
                 started = time.perf_counter()
+                before = self._step_state() if self.config.debug else None
                 values = self.learn_from_epoch(step + 1)
                 step += 1
-                check_finite_loss(values, step, checkpoint)
+                try:
+                    check_finite_loss(values, step, checkpoint)
+                except DivergedError as error:
+                    if before is None:
+                        raise
+                    raise DivergedError(f"{error}\n{self._nan_report(step, before)}") from None
                 if self.is_log_step(step):
                     log.append(step, values)
                     self.log(f"Step {step}: loss = {values.get('loss', math.nan):.2f} "
@@ -243,6 +250,29 @@ class BasicModel:
         self.sess.close()
 
     # ---- internals ---------------------------------------------------------------------------------
+    def _step_state(self) -> tuple:
+        """What a step starts from (variables, batch position, random streams): --debug keeps it for a replay."""
+        variables = self._variables()
+        return (variables, self.sess.run(variables), self.train_data.state(), self._random_streams.snapshot(self.sess))
+
+    def _nan_report(self, step: int, before: tuple) -> str:
+        """Replay the diverging step from `before` under the NaN finder (tfdbg's has_inf_or_nan): which tensor
+        first held a NaN or Inf, its op and inputs."""
+        from tftk.debug import LocalCLIDebugWrapperSession, has_inf_or_nan
+
+        variables, values, data_state, streams = before
+        for variable, value in zip(variables, values):
+            variable.load(value, self.sess)
+        self.train_data.restore(data_state)
+        self._random_streams.put_back(self.sess, streams)
+        session, self.sess = self.sess, LocalCLIDebugWrapperSession(self.sess, stream=io.StringIO())
+        try:
+            self.sess.add_tensor_filter("has_inf_or_nan", has_inf_or_nan)
+            self.learn_from_epoch(step)
+            return self.sess.last_report or "the NaN finder saw no NaN or Inf when replaying the step"
+        finally:
+            self.sess = session
+
     def _variables(self) -> list:
         with self.graph.as_default():
             return tf.global_variables()

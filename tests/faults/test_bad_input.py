@@ -105,3 +105,15 @@ def _nothing():
     import contextlib
 
     return contextlib.nullcontext()
+
+
+def test_debug_adds_the_nan_finders_report_of_the_diverging_step(tmp_path):
+    from models.checks import DivergedError
+
+    result = CliRunner().invoke(app, ["train", "-c", str(DIGITS_MLP), "--lr", "1e30", *SMALL, "--debug",
+                                      f"results_root={tmp_path / 'r'}"])
+    assert isinstance(result.exception, DivergedError)
+    first, report = str(result.exception).split("\n", 1)
+    assert first.startswith("step ") and "the loss is nan; training stopped" in first
+    assert "tensor(s) passed filter 'has_inf_or_nan', in execution order" in report
+    assert "SparseSoftmaxCrossEntropyWithLogits" in report
