@@ -3,6 +3,7 @@ journaled so that a killed search resumes where it stopped."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -23,6 +24,8 @@ from tftk.user_input import UserInputError
 __all__ = ["SearchResult", "SearchSpec", "Execution", "run_search", "plan_brackets", "capped_workers", "JOURNAL_NAME"]
 
 JOURNAL_NAME = "journal.jsonl"
+PROBES = 8  # configs drawn to tell searched keys from constant ones, from a bracket no search has:
+PROBE_BRACKET = 2**31 - 1
 Algorithm = Literal["hyperband", "random", "grid"]
 
 
@@ -143,12 +146,15 @@ def run_search(trial_fn: TrialFunction | str, sampler: Sampler | None, search_di
             return grid[job.index]
         return sample_config(sampler, seed, job.bracket, job.index, fixed)
 
+    probes = grid if algorithm == "grid" else [sample_config(sampler, seed, PROBE_BRACKET, i, fixed) for i in range(PROBES)]
+
     header = {"event": "search", "algorithm": algorithm, "mode": mode, "max_resource": max_resource, "eta": eta,
               "n_configs": n_configs, "seed": seed, "fixed_params": fixed,
               "grid": grid if algorithm == "grid" else None}
     search = _Search(Path(search_dir), brackets, eta, mode, header, execution.resume, execution.prune)
     print(budget_line(brackets), file=out, flush=True)
     start = time.monotonic()
+    search.hparam_keys = varying_keys(probes)
     search.run(function_path(trial_fn), config_of, seed,
                _make_pool(execution.backend, execution.address, nb_process, trial_timeout), SearchDisplay(out, execution.live))
     records = ranked(list(search.records.values()))
@@ -156,6 +162,13 @@ def run_search(trial_fn: TrialFunction | str, sampler: Sampler | None, search_di
     if records:
         print(ranking_table(records), file=out, flush=True)
     return SearchResult(search.search_dir, best, records, budget_line(brackets), time.monotonic() - start, nb_process)
+
+
+def varying_keys(configs: list[dict]) -> tuple[str, ...]:
+    """The config keys whose values differ between `configs`: the searched hyperparameters, the columns worth
+    showing in TensorBoard's HParams (keys every trial shares would repeat the same value in every row)."""
+    keys = sorted({key for config in configs for key in config})
+    return tuple(key for key in keys if len({json.dumps(config.get(key), sort_keys=True) for config in configs}) > 1)
 
 
 def capped_workers(nb_process: int, trials: int, cores: int, out: IO[str]) -> int:
@@ -195,6 +208,7 @@ class _Search:
         self.pruned: set[str] = set()
         self.prune = prune
         self.jobs: dict[str, Job] = {}
+        self.hparam_keys: tuple[str, ...] = ()  # what TensorBoard's HParams shows of each config
         events = read_journal(self.journal_path)
         if events and not resume:
             raise UserInputError(f"{search_dir} already holds a search: pass resume=True to continue it, or choose another dir")
@@ -258,7 +272,8 @@ class _Search:
         self._log({"event": "start", "trial": job.trial_id, "bracket": job.bracket, "index": job.index,
                    "rung": job.rung, "resource": job.resource, "config": config, "seed": tseed})
         record = self.records[job.trial_id]
-        pool.submit(TrialTask(job.trial_id, job.rung, function, config, job.resource, str(record.trial_dir), tseed, pool.threads))
+        pool.submit(TrialTask(job.trial_id, job.rung, function, config, job.resource, str(record.trial_dir), tseed,
+                              pool.threads, self.hparam_keys))
         display.event(record, f"rung {job.rung} started ({job.resource} iterations)", self.records)
 
     def _finish(self, outcome: TrialOutcome, display: SearchDisplay) -> None:

@@ -35,6 +35,7 @@ class TrialTask:
     trial_dir: str
     seed: int
     threads: int
+    hparam_keys: tuple[str, ...] = ()  # the config keys HParams shows (empty: all)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,8 @@ def execute(task: TrialTask) -> TrialOutcome:
         metric = float(value)
         if not math.isfinite(metric):
             raise ValueError(f"trial returned a non-finite metric {metric!r}")
-        write_hparams(trial_dir, task.config, task.resource, metric, task.rung)
+        shown = {key: value for key, value in task.config.items() if not task.hparam_keys or key in task.hparam_keys}
+        write_hparams(trial_dir, shown, task.resource, metric, task.rung)
         return TrialOutcome(task.trial_id, task.rung, metric, None, time.perf_counter() - start)
     except Exception as err:  # noqa: BLE001 -- the search records any trial failure and goes on
         detail = "".join(traceback.format_exception(err)).rstrip()
