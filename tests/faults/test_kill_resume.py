@@ -96,8 +96,7 @@ def test_killed_at_random_moments_resumes_bit_identical(tmp_path, reference, nam
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(MODELS))
-@pytest.mark.parametrize("call", ["replace", "fsync"])
+@pytest.mark.parametrize("name, call", [("MnistMLP", "replace"), ("ConvNet", "fsync"), ("ConvNet", "replace")])
 def test_killed_inside_checkpoint_writes_resumes_bit_identical(tmp_path, reference, name, call):
     rng = random.Random(f"writes-{name}-{call}")
     run = tmp_path / "run"
