@@ -18,7 +18,7 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis", reason="the fuzz tests need hypothesis (pip install -e '.[test]')")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from tftk.config import load_yaml, parse_override, resolve_config  # noqa: E402
+from tftk.config import parse_override, resolve_config  # noqa: E402
 from tftk.distributed import wire  # noqa: E402
 from tftk.framework.errors import DataLossError, OpError  # noqa: E402
 from tftk.runs import read_metrics  # noqa: E402
