@@ -15,7 +15,7 @@ from tensorboardX.proto.event_pb2 import Event
 
 from tftk.framework.errors import DataLossError
 
-__all__ = ["Event", "encode_record", "read_records", "summary_iterator"]
+__all__ = ["Event", "encode_record", "read_records", "read_record_stream", "summary_iterator"]
 
 _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
@@ -42,28 +42,34 @@ def read_records(path: str | os.PathLike, allow_truncated_tail: bool = False) ->
     appending, and TensorBoard itself waits for the rest. Corruption always raises.
     """
     with open(path, "rb") as handle:
-        offset = 0
-        while True:
-            header = handle.read(_HEADER.size)
-            if not header:
-                return
-            if len(header) < _HEADER.size:
-                _truncated(path, offset, allow_truncated_tail)
-                return
-            length, length_crc = _HEADER.unpack(header)
-            if _masked_crc(header[:8]) != length_crc:
-                raise DataLossError(message=f"corrupted record at byte {offset} of {os.fspath(path)}: "
-                                            f"length checksum mismatch")
-            body = handle.read(length + _FOOTER.size)
-            if len(body) < length + _FOOTER.size:
-                _truncated(path, offset, allow_truncated_tail)
-                return
-            payload = body[:length]
-            if _masked_crc(payload) != _FOOTER.unpack(body[length:])[0]:
-                raise DataLossError(message=f"corrupted record at byte {offset} of {os.fspath(path)}: "
-                                            f"data checksum mismatch")
-            yield offset, payload
-            offset += _HEADER.size + len(body)
+        yield from read_record_stream(handle, path, allow_truncated_tail)
+
+
+def read_record_stream(handle, path: str | os.PathLike,
+                       allow_truncated_tail: bool = False) -> Iterator[tuple[int, bytes]]:
+    """`read_records` over an open binary stream (e.g. a decompressing one); `path` names it in errors."""
+    offset = 0
+    while True:
+        header = handle.read(_HEADER.size)
+        if not header:
+            return
+        if len(header) < _HEADER.size:
+            _truncated(path, offset, allow_truncated_tail)
+            return
+        length, length_crc = _HEADER.unpack(header)
+        if _masked_crc(header[:8]) != length_crc:
+            raise DataLossError(message=f"corrupted record at byte {offset} of {os.fspath(path)}: "
+                                        f"length checksum mismatch")
+        body = handle.read(length + _FOOTER.size)
+        if len(body) < length + _FOOTER.size:
+            _truncated(path, offset, allow_truncated_tail)
+            return
+        payload = body[:length]
+        if _masked_crc(payload) != _FOOTER.unpack(body[length:])[0]:
+            raise DataLossError(message=f"corrupted record at byte {offset} of {os.fspath(path)}: "
+                                        f"data checksum mismatch")
+        yield offset, payload
+        offset += _HEADER.size + len(body)
 
 
 def _truncated(path: str | os.PathLike, offset: int, allowed: bool) -> None:
