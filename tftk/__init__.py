@@ -31,6 +31,8 @@ from tftk.ops.array_ops_ext import (boolean_mask, broadcast_to, gather, gather_n
                                     invert_permutation, lin_space, linspace, meshgrid, one_hot,
                                     pad, range, reverse, reverse_v2, sequence_mask, shape_n, slice, strided_slice, tile,
                                     unique, unstack, where)
+from tftk.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
+                                  parse_example, parse_single_example, parse_single_sequence_example)
 from tftk.ops.script_ops import numpy_function, py_func
 from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
 from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_by_norm,
@@ -96,6 +98,7 @@ from tftk.platform import tf_logging as logging  # noqa: E402
 from tftk.api import contrib, image, layers, losses, math, nn, sparse  # noqa: E402
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
 from tftk import data  # noqa: E402  (tf.data)
+from tftk.api import io  # noqa: E402  (tf.io)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",
          "Summary": "tftk.summary.writer", "Event": "tftk.summary.writer",
