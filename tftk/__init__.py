@@ -98,7 +98,7 @@ from tftk.platform import tf_logging as logging  # noqa: E402
 from tftk.api import contrib, image, layers, losses, math, nn, sparse  # noqa: E402
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
 from tftk import data  # noqa: E402  (tf.data)
-from tftk.api import io  # noqa: E402  (tf.io)
+from tftk.api import io, metrics  # noqa: E402  (tf.io, tf.metrics)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",
          "Summary": "tftk.summary.writer", "Event": "tftk.summary.writer",
