@@ -34,6 +34,11 @@ from tftk.ops.array_ops_ext import (boolean_mask, broadcast_to, gather, gather_n
 from tftk.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                   parse_example, parse_single_example, parse_single_sequence_example)
 from tftk.ops.script_ops import numpy_function, py_func
+from tftk.ops.logging_ops import Assert, Print, print_v2 as print  # noqa: A004
+from tftk.ops.check_ops import (assert_equal, assert_greater, assert_greater_equal, assert_integer,
+                                assert_less, assert_less_equal, assert_negative, assert_non_negative,
+                                assert_non_positive, assert_none_equal, assert_positive, assert_rank,
+                                assert_rank_at_least, assert_scalar, assert_type, is_numeric_tensor)
 from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
 from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_by_norm,
                                clip_by_value, global_norm)
@@ -98,7 +103,7 @@ from tftk.platform import tf_logging as logging  # noqa: E402
 from tftk.api import contrib, image, layers, losses, math, nn, sparse  # noqa: E402
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
 from tftk import data  # noqa: E402  (tf.data)
-from tftk.api import io, metrics  # noqa: E402  (tf.io, tf.metrics)
+from tftk.api import debugging, io, metrics  # noqa: E402  (tf.debugging, tf.io, tf.metrics)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",
          "Summary": "tftk.summary.writer", "Event": "tftk.summary.writer",
