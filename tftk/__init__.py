@@ -34,6 +34,7 @@ from tftk.ops.array_ops_ext import (boolean_mask, broadcast_to, gather, gather_n
 from tftk.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                   parse_example, parse_single_example, parse_single_sequence_example)
 from tftk.ops.script_ops import numpy_function, py_func
+from tftk.ops.image_preprocessing import random_crop
 from tftk.ops.logging_ops import Assert, Print, print_v2 as print  # noqa: A004
 from tftk.ops.check_ops import (assert_equal, assert_greater, assert_greater_equal, assert_integer,
                                 assert_less, assert_less_equal, assert_negative, assert_non_negative,
