@@ -189,14 +189,21 @@ class ShuffleDataset(_UnaryDataset):
             buffer.append(element)
             if len(buffer) == size:
                 break
+        picks = _uniform_picks(rng)
         for element in upstream:
-            k = int(rng.integers(len(buffer)))
+            k = int(next(picks) * len(buffer))
             yield buffer[k]
             buffer[k] = element
         while buffer:
-            k = int(rng.integers(len(buffer)))
+            k = int(next(picks) * len(buffer))
             buffer[k], buffer[-1] = buffer[-1], buffer[k]
             yield buffer.pop()
+
+
+def _uniform_picks(rng) -> Iterator[float]:
+    """Uniform floats in [0, 1), drawn 1024 at a time (one generator call per element is slow)."""
+    while True:
+        yield from rng.random(1024).tolist()
 
 
 class RepeatDataset(_UnaryDataset):

@@ -63,6 +63,11 @@ class _Spec:
             raise ValueError(f"Feature {key}: the shape of a FixedLen(Sequence)Feature must be fully "
                              f"defined, got {self.shape}")
         self.allow_missing = getattr(feature, "allow_missing", False)
+        # per-record work avoids recomputing these (parsing is the hot loop of input pipelines)
+        self.kind = _KINDS[self.dtype]
+        self.np_dtype = object if self.dtype is dtypes.string else self.dtype.as_numpy_dtype
+        self.dims = self.shape.as_tuple() if self.shape.is_fully_defined() else None
+        self.size = int(np.prod(self.dims)) if self.dims is not None else None
         default = None if self.sparse else feature.default_value
         self.default = None
         if default is not None:
@@ -77,7 +82,7 @@ class _Spec:
     def values(self, feature: Any, record: str) -> np.ndarray:
         """The flat values of one Feature proto, checked against the requested dtype."""
         kind = feature.WhichOneof("kind")
-        want = _KINDS[self.dtype]
+        want = self.kind
         if kind is not None and kind != want:
             raise errors.InvalidArgumentError(
                 None, None, f"Name: {record}, Key: {self.key}.  Data types don't match. Data type: "
@@ -85,14 +90,14 @@ class _Spec:
         if kind is None:
             return self.empty()
         raw = getattr(feature, want).value
-        if self.dtype is dtypes.string:
+        if self.np_dtype is object:
             array = np.empty(len(raw), dtype=object)
             array[:] = list(raw)
             return array
-        return np.asarray(raw, dtype=self.dtype.as_numpy_dtype)
+        return np.asarray(raw, dtype=self.np_dtype)
 
     def empty(self, shape: tuple = (0,)) -> np.ndarray:
-        return np.zeros(shape, dtype=object if self.dtype is dtypes.string else self.dtype.as_numpy_dtype)
+        return np.zeros(shape, dtype=self.np_dtype)
 
     def dense(self, feature: Any, record: str) -> np.ndarray:
         if feature is None:
@@ -102,12 +107,11 @@ class _Spec:
                     "required but could not be found.")
             return self.default
         values = self.values(feature, record)
-        shape = self.shape.as_tuple()
-        if values.size != int(np.prod(shape)):
+        if values.size != self.size:
             raise errors.InvalidArgumentError(
-                None, None, f"Name: {record}, Key: {self.key}, Index: 0.  Number of {_KIND_TYPES[_KINDS[self.dtype]]} "
-                f"values != expected.  Values size: {values.size} but output shape: {list(shape)}")
-        return values.reshape(shape)
+                None, None, f"Name: {record}, Key: {self.key}, Index: 0.  Number of {_KIND_TYPES[self.kind]} "
+                f"values != expected.  Values size: {values.size} but output shape: {list(self.dims)}")
+        return values.reshape(self.dims)
 
     def items(self, values: np.ndarray, record: str) -> np.ndarray:
         """Values as a [n, *shape] stack of sequence items."""
@@ -165,9 +169,12 @@ def _bind_parse_example(op: Any, ctx: Any):
     sparse, dense = op.get_attr("sparse"), op.get_attr("dense")
     batched = op.get_attr("batched")
 
+    single = [f"the record of {op.name}"]
+
     def kernel(serialized, *names):
         records = np.ravel(np.asarray(serialized, dtype=object)) if batched else [np.asarray(serialized).item()]
-        labels = _record_names(op, len(records), names[0] if names else None, batched)
+        labels = single if not batched and not names else \
+            _record_names(op, len(records), names[0] if names else None, batched)
         maps = [_decode(Example, r, label).features.feature for r, label in zip(records, labels)]
         out: list = []
         for spec in sparse:

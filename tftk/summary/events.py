@@ -10,7 +10,6 @@ import os
 import struct
 from typing import Iterator
 
-from tensorboardX.crc32c import crc32c
 from tensorboardX.proto.event_pb2 import Event
 
 from tftk.framework.errors import DataLossError
@@ -23,6 +22,7 @@ _FOOTER = struct.Struct("<I")
 
 def _masked_crc(data: bytes) -> int:
     """CRC32C rotated right by 15 bits plus a constant, as TFRecord stores it."""
+    from tftk.kernels.crc32c import crc32c  # compiled on first use, not when tftk is imported
     crc = crc32c(data)
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
