@@ -9,6 +9,8 @@ from tests.tf_oracle import run_in_tf, run_in_tftk
 PRELUDE = '''
 import os, tempfile
 def _flat(x):
+    if isinstance(x, tf.SparseTensor):
+        return [x.indices, x.values, x.dense_shape]
     if isinstance(x, tuple):
         return [l for i in x for l in _flat(i)]
     if isinstance(x, dict):
@@ -86,6 +88,11 @@ PIPELINES = {
     "fixed_length": "open(tmp + '/f.bin', 'wb').write(bytes(range(23)))\n"
                     "ds = tf.data.FixedLengthRecordDataset(tmp + '/f.bin', 5, header_bytes=2, footer_bytes=1)"
                     ".map(lambda r: tf.decode_raw(r, tf.uint8))",
+    "sparse_map_batch": "recs = [tf.train.Example(features=tf.train.Features(feature={'v': tf.train.Feature("
+                        "int64_list=tf.train.Int64List(value=list(range(i)))), 'x': tf.train.Feature(float_list="
+                        "tf.train.FloatList(value=[i]))})).SerializeToString() for i in range(5)]\n"
+                        "ds = tf.data.Dataset.from_tensor_slices(recs).map(lambda r: tf.parse_single_example(r, "
+                        "{'v': tf.VarLenFeature(tf.int64), 'x': tf.FixedLenFeature([], tf.float32)})).batch(2)",
     "list_files": "[open(tmp + '/%s.csv' % n, 'w').close() for n in 'cab']\nos.chdir(tmp)\n"
                   "ds = tf.data.Dataset.list_files('*.csv', shuffle=False)",
 }

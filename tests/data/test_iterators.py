@@ -265,3 +265,21 @@ def test_tfrecord_compression_round_trip(tmp_path, compression):
     x = tf.data.TFRecordDataset(path, compression_type=compression).make_one_shot_iterator().get_next()
     with tf.Session() as s:
         assert drain(s, x) == records
+
+
+def test_sparse_elements_through_reinitializable_and_feedable_iterators():
+    recs = [tf.train.Example(features=tf.train.Features(feature={"v": tf.train.Feature(
+        int64_list=tf.train.Int64List(value=list(range(i))))})).SerializeToString() for i in range(4)]
+    ds = tf.data.Dataset.from_tensor_slices(recs).map(
+        lambda r: tf.parse_single_example(r, {"v": tf.VarLenFeature(tf.int64)})["v"]).batch(2)
+    assert ds.output_classes is tf.SparseTensor and ds.output_shapes.as_list() == [None, None]
+    it = tf.data.Iterator.from_structure(ds.output_types, ds.output_shapes, output_classes=ds.output_classes)
+    x = it.get_next()
+    assert isinstance(x, tf.SparseTensor)
+    with tf.Session() as s:
+        s.run(it.make_initializer(ds))
+        first = s.run(x)
+    assert first.indices.tolist() == [[1, 0]] and first.dense_shape.tolist() == [2, 1]
+    with pytest.raises(TypeError, match="padded_batch"):
+        tf.data.Dataset.from_tensor_slices(recs).map(
+            lambda r: tf.parse_single_example(r, {"v": tf.VarLenFeature(tf.int64)})).padded_batch(2)

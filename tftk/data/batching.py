@@ -21,7 +21,14 @@ class BatchDataset(_UnaryDataset):
         self._batch_size = scalar_input(batch_size, dtypes.int64, "batch_size")
         self._drop = bool(drop_remainder)
         dim = static_int(self._batch_size) if self._drop else None
-        specs = [(dt, TensorShape([dim]).concatenate(s)) for dt, s in input_dataset._specs]
+        specs: list = []
+        for group, sparse in zip(nest.group_components(input_dataset._sparse, input_dataset._specs),
+                                 input_dataset._sparse):
+            if sparse:  # a batch of SparseTensors is one SparseTensor with a leading batch dimension
+                dtype, shape = nest.leaf_type_and_shape(group, True)
+                specs += nest.sparse_specs(dtype, TensorShape([dim]).concatenate(shape))
+            else:
+                specs.append((group[0], TensorShape([dim]).concatenate(group[1])))
         super().__init__(input_dataset, input_dataset._structure, specs, [self._batch_size])
 
     def _rows(self, env: Env) -> Iterator[list[Element]]:
@@ -39,7 +46,26 @@ class BatchDataset(_UnaryDataset):
 
     def _elements(self, env: Env) -> Iterator[Element]:
         for rows in self._rows(env):
-            yield [_stack([row[k] for row in rows], k) for k in range(len(self._specs))]
+            batch, k = [], 0
+            for sparse in self._input._sparse:
+                if sparse:
+                    batch += _batch_sparse([row[k:k + 3] for row in rows])
+                    k += 3
+                else:
+                    batch.append(_stack([row[k] for row in rows], k))
+                    k += 1
+            yield batch
+
+
+def _batch_sparse(parts: list) -> list[np.ndarray]:
+    """indices/values/dense_shape of SparseTensors stacked along a new first dimension."""
+    rank = len(np.asarray(parts[0][2]))
+    indices = [np.concatenate([np.full((len(ix), 1), b, np.int64), np.reshape(ix, (len(ix), rank))], axis=1)
+               for b, (ix, _, _) in enumerate(parts)]
+    values = np.concatenate([np.asarray(v) for _, v, _ in parts])
+    shape = np.max(np.stack([np.asarray(sh) for _, _, sh in parts]), axis=0)
+    return [np.concatenate(indices).astype(np.int64), values,
+            np.concatenate([[len(parts)], shape]).astype(np.int64)]
 
 
 def _stack(parts: list, component: int) -> np.ndarray:
@@ -58,6 +84,8 @@ class PaddedBatchDataset(BatchDataset):
     def __init__(self, input_dataset: Dataset, batch_size: Any, padded_shapes: Any, padding_values: Any,
                  drop_remainder: bool):
         structure, specs = input_dataset._structure, input_dataset._specs
+        if any(input_dataset._sparse):
+            raise TypeError("Dataset.padded_batch() does not take SparseTensor components; use batch()")
         if padded_shapes is None:
             shapes = [TensorShape([None] * s.ndims) if s.ndims is not None else s for _, s in specs]
         else:

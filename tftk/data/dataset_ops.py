@@ -16,6 +16,7 @@ import numpy as np
 
 from tftk.framework import dtypes, errors
 from tftk.framework.ops import Tensor, convert_to_tensor
+from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.data import structure as nest
 
@@ -65,24 +66,31 @@ def new_rng(seed: tuple) -> np.random.Generator:
 class Dataset:
     """A sequence of elements, each a nest (tuples/dicts) of tensors of fixed types."""
 
-    def __init__(self, structure: Any, specs: list, inputs: list[Tensor]):
+    def __init__(self, structure: Any, specs: list, inputs: list[Tensor], sparse: Any = None):
         self._structure = structure  # a nest whose leaves are placeholders (any value)
-        self._specs = [(dt, as_shape(s)) for dt, s in specs]
+        self._specs = [(dt, as_shape(s)) for dt, s in specs]  # one per component of an element
         self._own_inputs = list(inputs)
+        # per leaf of the structure: a SparseTensor (three components) or a dense tensor (one)
+        self._sparse = tuple(sparse) if sparse is not None else (False,) * len(nest.flatten(structure))
 
     # ---- what the graph sees ---------------------------------------------------------------
 
+    def _leaves(self) -> list[tuple]:
+        """(dtype, shape) of each leaf (a sparse leaf's dense shape)."""
+        return [nest.leaf_type_and_shape(group, flag) for group, flag in
+                zip(nest.group_components(self._sparse, self._specs), self._sparse)]
+
     @property
     def output_types(self) -> Any:
-        return nest.pack(self._structure, [dt for dt, _ in self._specs])
+        return nest.pack(self._structure, [dt for dt, _ in self._leaves()])
 
     @property
     def output_shapes(self) -> Any:
-        return nest.pack(self._structure, [s for _, s in self._specs])
+        return nest.pack(self._structure, [s for _, s in self._leaves()])
 
     @property
     def output_classes(self) -> Any:
-        return nest.pack(self._structure, [Tensor] * len(self._specs))
+        return nest.pack(self._structure, [SparseTensor if flag else Tensor for flag in self._sparse])
 
     def _children(self) -> list["Dataset"]:
         return []
@@ -235,9 +243,17 @@ def static_int(tensor: Tensor) -> int | None:
 # ---- sources --------------------------------------------------------------------------------
 
 
+def _dense_only(value: Any, what: str) -> Any:
+    value = nest.to_tensors(value, what)
+    if any(nest.is_sparse(leaf) for leaf in nest.flatten(value)):
+        raise TypeError(f"{what}: SparseTensor inputs are not supported by tftk's tf.data sources; make "
+                        "them in a map function (e.g. with tf.parse_single_example) or densify them first")
+    return value
+
+
 class TensorDataset(Dataset):
     def __init__(self, tensors: Any):
-        value = nest.to_tensors(tensors, "Dataset.from_tensors()")
+        value = _dense_only(tensors, "Dataset.from_tensors()")
         flat = nest.flatten(value)
         super().__init__(value, nest.specs_of(flat), flat)
 
@@ -247,7 +263,7 @@ class TensorDataset(Dataset):
 
 class TensorSliceDataset(Dataset):
     def __init__(self, tensors: Any):
-        value = nest.to_tensors(tensors, "Dataset.from_tensor_slices()")
+        value = _dense_only(tensors, "Dataset.from_tensor_slices()")
         flat = nest.flatten(value)
         if not flat:
             raise ValueError("Dataset.from_tensor_slices() needs at least one tensor")
@@ -270,8 +286,15 @@ class TensorSliceDataset(Dataset):
         if any(len(a) != n for a in arrays):
             raise errors.InvalidArgumentError(None, None, "Dataset.from_tensor_slices(): components "
                                               f"have different first dimensions {[len(a) for a in arrays]}")
-        for i in range(n):
-            yield [a[i] for a in arrays]
+        strings = [a.dtype == object and a.ndim == 1 for a in arrays]  # keep bytes as 0-d object arrays:
+        for i in range(n):                                               # numpy's 'S' would drop trailing NULs
+            yield [_object_scalar(a[i]) if s else a[i] for a, s in zip(arrays, strings)]
+
+
+def _object_scalar(value: Any) -> np.ndarray:
+    out = np.empty((), dtype=object)
+    out[()] = value
+    return out
 
 
 class RangeDataset(Dataset):
@@ -345,7 +368,7 @@ class ZipDataset(Dataset):
             raise TypeError("Dataset.zip() takes a (nested) tuple or dict of Datasets")
         self._datasets = flat
         structure = nest.pack(datasets, [d._structure for d in flat])
-        super().__init__(structure, [s for d in flat for s in d._specs], [])
+        super().__init__(structure, [s for d in flat for s in d._specs], [], [f for d in flat for f in d._sparse])
 
     def _children(self) -> list[Dataset]:
         return self._datasets
@@ -367,12 +390,12 @@ class ConcatenateDataset(Dataset):
         if not isinstance(second, Dataset):
             raise TypeError("Dataset.concatenate() takes a Dataset")
         if [dt for dt, _ in first._specs] != [dt for dt, _ in second._specs] or \
-                not nest.same_structure(first._structure, second._structure):
+                not nest.same_structure(first._structure, second._structure) or first._sparse != second._sparse:
             raise TypeError(f"Two datasets to concatenate have different types {first.output_types} "
                             f"and {second.output_types}")
         specs = [(dt, nest.most_specific(a, b)) for (dt, a), (_, b) in zip(first._specs, second._specs)]
         self._first, self._second = first, second
-        super().__init__(first._structure, specs, [])
+        super().__init__(first._structure, specs, [], first._sparse)
 
     def _children(self) -> list[Dataset]:
         return [self._first, self._second]

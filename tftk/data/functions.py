@@ -8,7 +8,7 @@ At run time `bind_function` turns the sub-graph into a callable on numpy arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from tftk.framework import errors
@@ -28,7 +28,7 @@ class TracedFunction:
     output_structure: Any  # the Python value the function returned, leaves being Tensors or Datasets
     outputs: list[Tensor]  # the tensors a run fetches (flattened outputs, or a dataset's inputs)
     what: str  # "Dataset.map()" etc., for error messages
-    extra: dict = field(default_factory=dict)
+    output_sparse: tuple = ()  # per leaf of the returned nest: a SparseTensor?
 
     @property
     def captured(self) -> list[Tensor]:
@@ -36,7 +36,7 @@ class TracedFunction:
         return list(self.graph.captures)
 
 
-def trace(fn: Callable, element_structure: Any, specs: list, what: str,
+def trace(fn: Callable, element_structure: Any, specs: list, what: str, sparse: tuple,
           outputs_of: Callable[[Any], list[Tensor]] | None = None) -> TracedFunction:
     """Call `fn` once on placeholders shaped like the element; tuples are passed as separate args.
 
@@ -46,16 +46,18 @@ def trace(fn: Callable, element_structure: Any, specs: list, what: str,
     graph = FuncGraph(get_default_graph(), what.split("(")[0].replace(".", "_"))
     with graph.as_default():
         graph.inputs = [placeholder(dt, shape, name=f"arg{i}") for i, (dt, shape) in enumerate(specs)]
-        element = nest.pack(element_structure, graph.inputs)
+        element = nest.pack_element(element_structure, sparse, graph.inputs)
         args = element if isinstance(element, tuple) and not hasattr(element, "_fields") else (element,)
         result = fn(*args)
+        output_sparse: tuple = ()
         if outputs_of is None:
             result = nest.to_tensors(result, f"The function given to {what}")
-            outputs = nest.flatten(result)
+            outputs, flags = nest.element_components(result)
+            output_sparse = tuple(flags)
         else:
             outputs = outputs_of(result)
         graph.outputs = outputs
-    return TracedFunction(graph, result, outputs, what)
+    return TracedFunction(graph, result, outputs, what, output_sparse)
 
 
 def bind_function(function: TracedFunction, env: Any) -> Callable[..., tuple]:

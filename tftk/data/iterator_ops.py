@@ -17,6 +17,7 @@ import numpy as np
 
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor, name_scope
+from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.data import structure as nest
@@ -121,29 +122,31 @@ registry.not_differentiable("IteratorV2", "OneShotIterator", "MakeIterator", "It
 class Iterator:
     """`tf.data.Iterator`: get_next() gives one element per Session.run."""
 
-    def __init__(self, handle: Tensor, initializer: Operation | None, structure: Any, specs: list):
+    def __init__(self, handle: Tensor, initializer: Operation | None, structure: Any, specs: list,
+                 sparse: tuple):
         self._handle = handle
         self._initializer = initializer
         self._structure = structure
-        self._specs = specs
+        self._specs = specs  # per component; a SparseTensor leaf has three (see structure.py)
+        self._sparse = sparse
 
     @staticmethod
     def from_structure(output_types: Any, output_shapes: Any = None, shared_name: str | None = None,
                        output_classes: Any = None) -> "Iterator":
         """An iterator not bound to a dataset: `make_initializer(dataset)` gives it one."""
-        structure, specs = _structure_specs(output_types, output_shapes)
+        structure, specs, sparse = _structure_specs(output_types, output_shapes, output_classes)
         key = shared_name or f"iterator_{next(_handles)}"
         handle = make_op("IteratorV2", [], dtypes.string, [], "Iterator", {"handle": key})
-        return Iterator(handle, None, structure, specs)
+        return Iterator(handle, None, structure, specs, sparse)
 
     @staticmethod
     def from_string_handle(string_handle: Any, output_types: Any, output_shapes: Any = None,
                            output_classes: Any = None) -> "Iterator":
         """An iterator reading whichever iterator the fed `string_handle()` value names."""
         handle = convert_to_tensor(string_handle, dtype=dtypes.string)
-        structure, specs = _structure_specs(output_types, output_shapes)
+        structure, specs, sparse = _structure_specs(output_types, output_shapes, output_classes)
         op = make_op("IteratorFromStringHandleV2", [handle], dtypes.string, [], "IteratorFromStringHandle")
-        return Iterator(op, None, structure, specs)
+        return Iterator(op, None, structure, specs, sparse)
 
     @property
     def initializer(self) -> Operation:
@@ -151,16 +154,18 @@ class Iterator:
             raise ValueError("Iterator does not have an initializer.")
         return self._initializer
 
-    output_types = property(lambda self: nest.pack(self._structure, [dt for dt, _ in self._specs]))
-    output_shapes = property(lambda self: nest.pack(self._structure, [s for _, s in self._specs]))
-    output_classes = property(lambda self: nest.pack(self._structure, [Tensor] * len(self._specs)))
+    _leaves = Dataset._leaves
+    output_types = Dataset.output_types
+    output_shapes = Dataset.output_shapes
+    output_classes = Dataset.output_classes
 
     def make_initializer(self, dataset: Dataset, name: str | None = None) -> Operation:
         """The op that (re)starts this iterator on `dataset` (its input tensors evaluated then)."""
         if not isinstance(dataset, Dataset):
             raise TypeError(f"make_initializer() takes a Dataset, got {type(dataset).__name__}")
         mine, theirs = [dt for dt, _ in self._specs], [dt for dt, _ in dataset._specs]
-        if mine != theirs or not nest.same_structure(self._structure, dataset._structure):
+        if mine != theirs or not nest.same_structure(self._structure, dataset._structure) or \
+                self._sparse != dataset._sparse:
             raise TypeError(f"Expected output types {self.output_types} but got dataset with output "
                             f"types {dataset.output_types}.")
         for (_, a), (_, b) in zip(self._specs, dataset._specs):
@@ -174,7 +179,7 @@ class Iterator:
     def get_next(self, name: str | None = None) -> Any:
         """The next element as a nest of tensors; running it past the end raises OutOfRangeError."""
         op = make_multi_op("IteratorGetNext", [self._handle], self._specs, name or "IteratorGetNext")
-        return nest.pack(self._structure, op.outputs)
+        return nest.pack_element(self._structure, self._sparse, op.outputs)
 
     def string_handle(self, name: str | None = None) -> Tensor:
         """A string naming this iterator, to feed an `Iterator.from_string_handle` placeholder."""
@@ -182,13 +187,21 @@ class Iterator:
                        name or "IteratorToStringHandle")
 
 
-def _structure_specs(output_types: Any, output_shapes: Any) -> tuple[Any, list]:
+def _structure_specs(output_types: Any, output_shapes: Any, output_classes: Any) -> tuple[Any, list, tuple]:
+    """(structure, component specs, sparse flags) from TF1's output_types/shapes/classes."""
     types = [dtypes.as_dtype(t) for t in nest.flatten(output_types)]
     if output_shapes is None:
         shapes = [TensorShape(None)] * len(types)
     else:
         shapes = [as_shape(s) for s in nest.flatten_up_to(output_types, output_shapes)]
-    return output_types, list(zip(types, shapes))
+    classes = [Tensor] * len(types) if output_classes is None else nest.flatten_up_to(output_types, output_classes)
+    sparse = tuple(c is SparseTensor for c in classes)
+    specs: list = []
+    for dtype, shape, flag in zip(types, shapes, sparse):
+        if flag and shape.ndims is None:
+            raise ValueError("output_shapes of a SparseTensor component must give its rank")
+        specs += nest.sparse_specs(dtype, shape) if flag else [(dtype, shape)]
+    return output_types, specs, sparse
 
 
 def make_one_shot_iterator(dataset: Dataset) -> Iterator:
@@ -196,11 +209,12 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
     key = f"one_shot_iterator_{next(_handles)}"
     handle = make_op("OneShotIterator", dataset._inputs(), dtypes.string, [], "OneShotIterator",
                      {"handle": key, "dataset": dataset})
-    return Iterator(handle, None, dataset._structure, dataset._specs)
+    return Iterator(handle, None, dataset._structure, dataset._specs, dataset._sparse)
 
 
 def make_initializable_iterator(dataset: Dataset, shared_name: str | None = None) -> Iterator:
     """An iterator with an `initializer` op that (re)starts it, evaluating placeholders then."""
-    iterator = Iterator.from_structure(dataset.output_types, dataset.output_shapes, shared_name)
+    iterator = Iterator.from_structure(dataset.output_types, dataset.output_shapes, shared_name,
+                                       dataset.output_classes)
     iterator._initializer = iterator.make_initializer(dataset)
     return iterator

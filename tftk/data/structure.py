@@ -11,9 +11,11 @@ from typing import Any, Callable, Sequence
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor
-from tftk.framework.tensor_shape import TensorShape, as_shape
+from tftk.framework.tensor_shape import TensorShape
 
-__all__ = ["flatten", "pack", "map_structure", "to_tensors", "Spec", "merge_shapes", "most_specific"]
+__all__ = ["flatten", "pack", "map_structure", "to_tensors", "Spec", "most_specific", "flatten_up_to",
+           "same_structure", "element_components", "pack_element", "group_components", "sparse_specs",
+           "leaf_type_and_shape"]
 
 Spec = tuple  # (DType, TensorShape) of one component of an element
 
@@ -50,9 +52,8 @@ def map_structure(fn: Callable, structure: Any) -> Any:
 def to_tensors(value: Any, what: str) -> Any:
     """`value` with every leaf converted to a Tensor (a TypeError names `what` for non-tensors)."""
     def convert(leaf: Any) -> Tensor:
-        if hasattr(leaf, "_fetch_parts"):
-            raise TypeError(f"{what}: SparseTensor components are not supported in tftk's tf.data; "
-                            "convert them with tf.sparse_tensor_to_dense first")
+        if is_sparse(leaf):
+            return leaf
         if leaf is None:
             raise TypeError(f"{what}: None is not a tensor; return tensors (or tuples/dicts of them)")
         try:
@@ -74,14 +75,6 @@ def most_specific(a: TensorShape, b: TensorShape) -> TensorShape:
     return TensorShape([x if x == y else None for x, y in zip(da, db)])
 
 
-def merge_shapes(shapes: Sequence[Any]) -> list[TensorShape]:
-    return [as_shape(s) for s in shapes]
-
-
-def as_types(structure: Any, types: Any) -> list[dtypes.DType]:
-    """`types` (a nest matching `structure`, or one dtype for a single leaf) as flat DTypes."""
-    flat = flatten(types)
-    return [dtypes.as_dtype(t) for t in flat]
 
 
 def flatten_up_to(structure: Any, value: Any) -> list:
@@ -103,3 +96,54 @@ def same_structure(a: Any, b: Any) -> bool:
     except ValueError:
         return False
     return len(flatten(a)) == len(flatten(b))
+
+
+# ---- SparseTensor leaves: three components (indices, values, dense_shape) each -------------------
+
+def is_sparse(leaf: Any) -> bool:
+    return hasattr(leaf, "_fetch_parts") and hasattr(leaf, "dense_shape")
+
+
+def element_components(value: Any) -> tuple[list, list[bool]]:
+    """The flat components of an element nest and, per leaf, whether it is a SparseTensor."""
+    components, sparse = [], []
+    for leaf in flatten(value):
+        if is_sparse(leaf):
+            components += [leaf.indices, leaf.values, leaf.dense_shape]
+            sparse.append(True)
+        else:
+            components.append(leaf)
+            sparse.append(False)
+    return components, sparse
+
+
+def group_components(sparse: Sequence[bool], components: Sequence) -> list:
+    """Per leaf: its one component, or the (indices, values, dense_shape) triple of a sparse leaf."""
+    groups, i = [], 0
+    for flag in sparse:
+        groups.append(tuple(components[i:i + 3]) if flag else components[i])
+        i += 3 if flag else 1
+    return groups
+
+
+def pack_element(structure: Any, sparse: Sequence[bool], components: Sequence) -> Any:
+    """The element nest with SparseTensors rebuilt from their component tensors."""
+    from tftk.framework.sparse_tensor import SparseTensor
+    leaves = [SparseTensor(*g) if flag else g for g, flag in zip(group_components(sparse, components), sparse)]
+    return pack(structure, leaves)
+
+
+def sparse_specs(dtype: dtypes.DType, shape: TensorShape) -> list[Spec]:
+    """Component specs of a SparseTensor leaf of dense `shape` (its rank must be known)."""
+    rank = shape.ndims
+    return [(dtypes.int64, TensorShape([None, rank])), (dtype, TensorShape([None])),
+            (dtypes.int64, TensorShape([rank]))]
+
+
+def leaf_type_and_shape(spec_group: Any, sparse: bool) -> tuple[dtypes.DType, TensorShape]:
+    """(output_types, output_shapes) entry of one leaf from its component spec(s)."""
+    if not sparse:
+        return spec_group
+    (_, index_shape), (dtype, _), (_, shape_shape) = spec_group
+    rank = shape_shape.as_list()[0] if shape_shape.ndims == 1 else None
+    return dtype, TensorShape(None if rank is None else [None] * rank)

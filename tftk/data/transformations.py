@@ -45,9 +45,9 @@ def _parallelism(value: Any, what: str) -> int:
 class _UnaryDataset(Dataset):
     """A transformation of one input dataset."""
 
-    def __init__(self, input_dataset: Dataset, structure: Any, specs: list, inputs: list):
+    def __init__(self, input_dataset: Dataset, structure: Any, specs: list, inputs: list, sparse: Any = None):
         self._input = input_dataset
-        super().__init__(structure, specs, inputs)
+        super().__init__(structure, specs, inputs, input_dataset._sparse if sparse is None else sparse)
 
     def _children(self) -> list[Dataset]:
         return [self._input]
@@ -55,11 +55,12 @@ class _UnaryDataset(Dataset):
 
 class MapDataset(_UnaryDataset):
     def __init__(self, input_dataset: Dataset, map_func: Callable, num_parallel_calls: Any):
-        self._function = trace(map_func, input_dataset._structure, input_dataset._specs, "Dataset.map()")
+        self._function = trace(map_func, input_dataset._structure, input_dataset._specs, "Dataset.map()",
+                               input_dataset._sparse)
         self._threads = _parallelism(num_parallel_calls, "num_parallel_calls")
         outputs = self._function.outputs
         super().__init__(input_dataset, self._function.output_structure, nest.specs_of(outputs),
-                         self._function.captured)
+                         self._function.captured, self._function.output_sparse)
 
     def _elements(self, env: Env) -> Iterator[Element]:
         call = bind_function(self._function, env)
@@ -83,7 +84,8 @@ class MapDataset(_UnaryDataset):
 
 class FilterDataset(_UnaryDataset):
     def __init__(self, input_dataset: Dataset, predicate: Callable):
-        self._function = trace(predicate, input_dataset._structure, input_dataset._specs, "Dataset.filter()")
+        self._function = trace(predicate, input_dataset._structure, input_dataset._specs, "Dataset.filter()",
+                               input_dataset._sparse)
         outs = self._function.outputs
         if len(outs) != 1 or outs[0].dtype is not dtypes.bool or outs[0].shape.ndims not in (None, 0):
             raise ValueError("`predicate` return type must be convertible to a scalar boolean tensor. "
@@ -114,12 +116,12 @@ class InterleaveDataset(_UnaryDataset):
     def __init__(self, input_dataset: Dataset, map_func: Callable, cycle_length: Any, block_length: Any,
                  num_parallel_calls: Any, what: str):
         self._function = trace(map_func, input_dataset._structure, input_dataset._specs, what,
-                               outputs_of=_dataset_inputs)
+                               input_dataset._sparse, outputs_of=_dataset_inputs)
         inner: Dataset = self._function.output_structure
         self._cycle = _parallelism(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length")
         self._block = _parallelism(block_length, "block_length")
         _parallelism(num_parallel_calls, "num_parallel_calls")
-        super().__init__(input_dataset, inner._structure, inner._specs, self._function.captured)
+        super().__init__(input_dataset, inner._structure, inner._specs, self._function.captured, inner._sparse)
 
     def _elements(self, env: Env) -> Iterator[Element]:
         call = bind_function(self._function, env)

@@ -56,7 +56,7 @@ def _bind_decode(op: Any, ctx: Any):
     channels, kind = op.get_attr("channels"), op.get_attr("kind")
 
     def kernel(contents: np.ndarray) -> np.ndarray:
-        data = bytes(np.asarray(contents).item())
+        data = bytes(np.asarray(contents, dtype=object).item())
         fmt = _sniff(data)
         if kind == "jpeg" and fmt not in ("jpeg", "png", "gif", "bmp"):
             raise errors.InvalidArgumentError(None, op, f"{op.name}: Unknown image file format. One of "

@@ -172,7 +172,7 @@ def _bind_parse_example(op: Any, ctx: Any):
     single = [f"the record of {op.name}"]
 
     def kernel(serialized, *names):
-        records = np.ravel(np.asarray(serialized, dtype=object)) if batched else [np.asarray(serialized).item()]
+        records = np.ravel(np.asarray(serialized, dtype=object)) if batched else [np.asarray(serialized, dtype=object).item()]
         labels = single if not batched and not names else \
             _record_names(op, len(records), names[0] if names else None, batched)
         maps = [_decode(Example, r, label).features.feature for r, label in zip(records, labels)]
@@ -290,7 +290,7 @@ def _bind_parse_sequence(op: Any, ctx: Any):
 
     def kernel(serialized, *names):
         label = _record_names(op, 1, names[0] if names else None, False)[0]
-        example = _decode(SequenceExample, np.asarray(serialized).item(), label)
+        example = _decode(SequenceExample, np.asarray(serialized, dtype=object).item(), label)
         context, lists = example.context.feature, example.feature_lists.feature_list
         out: list = []
         for spec in c_sparse:
