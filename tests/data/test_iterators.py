@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import tftk as tf
-from tests.tf_oracle import run_in_tf, run_in_tftk
 
 
 def drain(sess, tensor, feed=None, limit=1000):
@@ -144,17 +143,6 @@ def test_reshuffle_each_iteration():
     assert two[:10] != two[10:]
     same = _shuffled(seed=4, buffer=20, n=10, epochs=2, reshuffle=False)
     assert same[:10] == same[10:]
-
-
-def test_shuffle_matches_tensorflow_as_a_multiset():
-    src = ("ds = tf.data.Dataset.range(30).shuffle(7, seed=5).repeat(2).batch(60)\n"
-           "with tf.Session() as s:\n"
-           "    outputs = {'v': s.run(ds.make_one_shot_iterator().get_next())}\n")
-    expected = run_in_tf({"shuffle": (src, {})})["shuffle"]
-    got = run_in_tftk(src, {})
-    assert got.error is None, got.message
-    assert sorted(got.outputs["v"]) == sorted(expected.outputs["v"])
-    assert list(got.outputs["v"][:30]) != list(range(30))
 
 
 # ---- threads ---------------------------------------------------------------------------------
