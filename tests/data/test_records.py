@@ -1,5 +1,6 @@
 """TFRecord files of tf.train.Example written by real TensorFlow parse in tftk, and the other way round."""
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -11,32 +12,19 @@ from tests.tf_oracle import run_script_in_tf
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "data"
 SCRIPT = FIXTURES / "make_records.py"
+_spec = importlib.util.spec_from_file_location("make_records", SCRIPT)
+make_records = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_records)
 EXPECTED = [  # EXAMPLES of make_records.py, as parsed below
     {"label": 3, "pixels": [0.0, 0.5, 1.0, 0.25], "name": "first", "tags": ["a", "b"]},
     {"label": 7, "pixels": [1.0, 1.0, 0.0, 0.0], "name": "second", "tags": []},
     {"label": 1, "pixels": [0.125, 0.0, 0.0, 1.0], "name": "", "tags": ["c"]},
 ]
-SPEC = {"label": tf.FixedLenFeature([], tf.int64), "pixels": tf.FixedLenFeature([4], tf.float32),
-        "name": tf.FixedLenFeature([], tf.string), "tags": tf.VarLenFeature(tf.string)}
 
 
 def parse_file(path, compression=""):
-    def parse(record):
-        parsed = tf.parse_single_example(record, SPEC)
-        parsed["tags"] = parsed["tags"].values
-        return parsed
-
-    element = tf.data.TFRecordDataset(path, compression_type=compression).map(parse) \
-        .make_one_shot_iterator().get_next()
-    out = []
-    with tf.Session() as s:
-        while True:
-            try:
-                got = s.run(element)
-            except tf.errors.OutOfRangeError:
-                return out
-            out.append({"label": int(got["label"]), "pixels": got["pixels"].tolist(),
-                        "name": got["name"].decode(), "tags": [t.decode() for t in got["tags"]]})
+    """The fixture script's own reader (the code TF runs), run with tftk."""
+    return make_records.read(tf, path, compression)
 
 
 @pytest.mark.parametrize("suffix, compression", [("", ""), (".gz", "GZIP"), (".zlib", "ZLIB")])

@@ -79,10 +79,15 @@ class TFRecordDataset(_FileDataset):
             yield payload
 
 
-def _open(path: str, compression: str) -> Any:
+def _read_all(path: str, compression: str) -> bytes:
+    """The (decompressed) bytes of one file."""
     if not os.path.exists(path):
         raise errors.NotFoundError(None, None, f"{path}; No such file or directory")
-    return open_for_reading(path, compression)
+    handle = open_for_reading(path, compression)
+    try:
+        return handle.read(-1) if compression else handle.read()
+    finally:
+        handle.close()
 
 
 class TextLineDataset(_FileDataset):
@@ -93,12 +98,7 @@ class TextLineDataset(_FileDataset):
         super().__init__(filenames, compression_type, num_parallel_reads)
 
     def _records(self, path: str) -> Iterator[bytes]:
-        handle = _open(path, self._compression)
-        try:
-            data = handle.read(-1) if self._compression else handle.read()
-        finally:
-            handle.close()
-        lines = data.split(b"\n")
+        lines = _read_all(path, self._compression).split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
         for line in lines:
@@ -117,11 +117,7 @@ class FixedLengthRecordDataset(_FileDataset):
         super().__init__(filenames, compression_type, num_parallel_reads)
 
     def _records(self, path: str) -> Iterator[bytes]:
-        handle = _open(path, self._compression)
-        try:
-            data = handle.read(-1) if self._compression else handle.read()
-        finally:
-            handle.close()
+        data = _read_all(path, self._compression)
         size, header, footer = self._sizes
         end = len(data) - footer
         for start in range(header, end - size + 1, size):

@@ -73,20 +73,22 @@ class _ZlibWriter:
         self._raw.close()
 
 
-def open_for_reading(path: str | os.PathLike, compression: Any = None) -> Any:
+def _open(path: str | os.PathLike, compression: Any, mode: str, zlib_stream: type) -> Any:
     kind = compression_name(compression)
     if kind == "GZIP":
-        return gzip.open(path, "rb")
-    raw = open(path, "rb")
-    return _ZlibReader(raw) if kind == "ZLIB" else raw
+        return gzip.open(path, mode)
+    raw = open(path, mode)
+    return zlib_stream(raw) if kind == "ZLIB" else raw
+
+
+def open_for_reading(path: str | os.PathLike, compression: Any = None) -> Any:
+    """A binary stream of the file's uncompressed bytes."""
+    return _open(path, compression, "rb", _ZlibReader)
 
 
 def open_for_writing(path: str | os.PathLike, compression: Any = None) -> Any:
-    kind = compression_name(compression)
-    if kind == "GZIP":
-        return gzip.open(path, "wb")
-    raw = open(path, "wb")
-    return _ZlibWriter(raw) if kind == "ZLIB" else raw
+    """A binary stream compressing what is written to the file."""
+    return _open(path, compression, "wb", _ZlibWriter)
 
 
 def read_tfrecords(path: str | os.PathLike, compression: Any = None) -> Iterator[tuple[int, bytes]]:

@@ -208,10 +208,15 @@ def _uniform_picks(rng) -> Iterator[float]:
         yield from rng.random(1024).tolist()
 
 
-class RepeatDataset(_UnaryDataset):
+class _CountDataset(_UnaryDataset):
+    """repeat/take/skip: the input's elements, governed by an int64 `count` (-1: all / forever)."""
+
     def __init__(self, input_dataset: Dataset, count: Any):
         self._count = scalar_input(-1 if count is None else count, dtypes.int64, "count")
         super().__init__(input_dataset, input_dataset._structure, input_dataset._specs, [self._count])
+
+
+class RepeatDataset(_CountDataset):
 
     def _elements(self, env: Env) -> Iterator[Element]:
         count = int(env.value(self._count))
@@ -226,10 +231,7 @@ class RepeatDataset(_UnaryDataset):
             epoch += 1
 
 
-class TakeDataset(_UnaryDataset):
-    def __init__(self, input_dataset: Dataset, count: Any):
-        self._count = scalar_input(count, dtypes.int64, "count")
-        super().__init__(input_dataset, input_dataset._structure, input_dataset._specs, [self._count])
+class TakeDataset(_CountDataset):
 
     def _elements(self, env: Env) -> Iterator[Element]:
         count = int(env.value(self._count))
@@ -241,10 +243,7 @@ class TakeDataset(_UnaryDataset):
                 return
 
 
-class SkipDataset(_UnaryDataset):
-    def __init__(self, input_dataset: Dataset, count: Any):
-        self._count = scalar_input(count, dtypes.int64, "count")
-        super().__init__(input_dataset, input_dataset._structure, input_dataset._specs, [self._count])
+class SkipDataset(_CountDataset):
 
     def _elements(self, env: Env) -> Iterator[Element]:
         count = int(env.value(self._count))
