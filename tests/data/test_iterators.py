@@ -1,6 +1,7 @@
 """Iterators as graph ops: initialization, placeholders, re-initialization, handles, end of data,
 shuffle semantics, background threads and the errors a user sees."""
 
+import gc
 import threading
 import time
 
@@ -271,3 +272,36 @@ def test_sparse_elements_through_reinitializable_and_feedable_iterators():
     with pytest.raises(TypeError, match="padded_batch"):
         tf.data.Dataset.from_tensor_slices(recs).map(
             lambda r: tf.parse_single_example(r, {"v": tf.VarLenFeature(tf.int64)})).padded_batch(2)
+
+
+def test_file_cache_is_written_by_a_complete_pass_and_read_by_later_sessions(tmp_path):
+    calls = []
+
+    def count(x):
+        calls.append(1)
+        return x
+
+    prefix = str(tmp_path / "cache")
+
+    def pipeline():
+        ds = tf.data.Dataset.range(5).map(lambda x: (tf.py_func(count, [x], tf.int64), tf.as_string(x)))
+        return ds.cache(prefix).make_one_shot_iterator().get_next()
+
+    with tf.Graph().as_default():
+        x = pipeline()
+        with tf.Session() as s:
+            s.run(x)  # a partial pass writes no cache; its temporary file goes with the iterator
+        assert not (tmp_path / "cache.tftk-cache").exists()
+        del s
+        gc.collect()
+        assert not list(tmp_path.iterdir())
+        with tf.Session() as s:
+            first = drain(s, x)
+    assert (tmp_path / "cache.tftk-cache").exists() and len(calls) == 6
+    with tf.Graph().as_default():
+        x = pipeline()
+        with tf.Session() as s:
+            again = drain(s, x)
+    assert len(calls) == 6  # read from the file, the map function did not run
+    assert [(int(a), b) for a, b in again] == [(int(a), b) for a, b in first] == \
+        [(i, str(i).encode()) for i in range(5)]

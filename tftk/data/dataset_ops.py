@@ -209,7 +209,7 @@ class Dataset:
         return PrefetchDataset(self, buffer_size)
 
     def cache(self, filename: str = "") -> "Dataset":
-        from tftk.data.transformations import CacheDataset
+        from tftk.data.cache import CacheDataset
         return CacheDataset(self, filename)
 
     # ---- iterators (in iterator_ops.py) -------------------------------------------------------

@@ -22,7 +22,7 @@ from tftk.data.dataset_ops import Dataset, Element, Env, new_rng, scalar_input, 
 from tftk.data.functions import bind_function, trace
 
 __all__ = ["AUTOTUNE", "MapDataset", "FilterDataset", "InterleaveDataset", "ShuffleDataset",
-           "RepeatDataset", "TakeDataset", "SkipDataset", "PrefetchDataset", "CacheDataset"]
+           "RepeatDataset", "TakeDataset", "SkipDataset", "PrefetchDataset"]
 
 AUTOTUNE = -1
 _POLL_SECS = 0.05  # how often a waiting thread checks whether it should give up
@@ -308,24 +308,3 @@ def _put(buffer: queue.Queue, item: Any, stopped: Callable[[], bool]) -> bool:
         except queue.Full:
             continue
     return False
-
-
-class CacheDataset(_UnaryDataset):
-    """Keep the elements of the first complete pass in memory; later epochs read them from there."""
-
-    def __init__(self, input_dataset: Dataset, filename: Any):
-        if filename not in ("", None, b""):
-            raise NotImplementedError("Dataset.cache(filename) with a file is not supported by tftk; "
-                                      "use cache() to keep the elements in memory")
-        super().__init__(input_dataset, input_dataset._structure, input_dataset._specs, [])
-
-    def _elements(self, env: Env) -> Iterator[Element]:
-        cached: dict = env.memo(self, dict)
-        if "elements" in cached:
-            yield from cached["elements"]
-            return
-        seen = []
-        for element in self._input._elements(env):
-            seen.append(element)
-            yield element
-        cached["elements"] = seen
