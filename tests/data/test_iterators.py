@@ -305,3 +305,22 @@ def test_file_cache_is_written_by_a_complete_pass_and_read_by_later_sessions(tmp
     assert len(calls) == 6  # read from the file, the map function did not run
     assert [(int(a), b) for a, b in again] == [(int(a), b) for a, b in first] == \
         [(i, str(i).encode()) for i in range(5)]
+
+
+def test_queue_based_tfrecord_reader_reads_gzip_records(tmp_path):
+    path = str(tmp_path / "r.tfrecord.gz")
+    options = tf.python_io.TFRecordOptions(tf.python_io.TFRecordCompressionType.GZIP)
+    with tf.python_io.TFRecordWriter(path, options) as writer:
+        for payload in (b"one", b"two"):
+            writer.write(payload)
+    _, value = tf.TFRecordReader(options=options).read(tf.train.string_input_producer([path], num_epochs=1))
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        got = [sess.run(value), sess.run(value)]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(value)
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=5)
+    assert got == [b"one", b"two"]
