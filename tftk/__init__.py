@@ -31,15 +31,6 @@ from tftk.ops.array_ops_ext import (boolean_mask, broadcast_to, gather, gather_n
                                     invert_permutation, lin_space, linspace, meshgrid, one_hot,
                                     pad, range, reverse, reverse_v2, sequence_mask, shape_n, slice, strided_slice, tile,
                                     unique, unstack, where)
-from tftk.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
-                                  parse_example, parse_single_example, parse_single_sequence_example)
-from tftk.ops.script_ops import numpy_function, py_func
-from tftk.ops.image_preprocessing import random_crop
-from tftk.ops.logging_ops import Assert, Print, print_v2 as print  # noqa: A004
-from tftk.ops.check_ops import (assert_equal, assert_greater, assert_greater_equal, assert_integer,
-                                assert_less, assert_less_equal, assert_negative, assert_non_negative,
-                                assert_non_positive, assert_none_equal, assert_positive, assert_rank,
-                                assert_rank_at_least, assert_scalar, assert_type, is_numeric_tensor)
 from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
 from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_by_norm,
                                clip_by_value, global_norm)
@@ -103,15 +94,29 @@ from tftk.platform import tf_logging as logging  # noqa: E402
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
 from tftk.api import contrib, image, layers, losses, math, nn, sparse  # noqa: E402
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
-from tftk import data  # noqa: E402  (tf.data)
-from tftk.api import debugging, io, metrics  # noqa: E402  (tf.debugging, tf.io, tf.metrics)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",
          "Summary": "tftk.summary.writer", "Event": "tftk.summary.writer",
          "SessionLog": "tftk.summary.writer", "python": "tftk.api.python",
          "python_io": "tftk.api.python_io",
          "ClusterSpec": "tftk.distributed.cluster",
-         "replica_device_setter": "tftk.distributed.device_setter"}  # TF 0.x spelling of tf.train's
+         "replica_device_setter": "tftk.distributed.device_setter",  # TF 0.x spelling of tf.train's
+         # input pipelines, parsing, metrics and debugging ops (issue 17): loaded on first use
+         "data": "tftk.data", "io": "tftk.api.io", "metrics": "tftk.api.metrics",
+         "debugging": "tftk.api.debugging", "py_func": "tftk.ops.script_ops",
+         "numpy_function": "tftk.ops.script_ops", "Print": "tftk.ops.logging_ops",
+         "Assert": "tftk.ops.logging_ops", "print": "tftk.ops.logging_ops",
+         "random_crop": "tftk.ops.image_preprocessing",
+         **{name: "tftk.ops.parsing_ops" for name in (
+             "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
+             "parse_single_example", "parse_single_sequence_example")},
+         **{name: "tftk.ops.check_ops" for name in (
+             "assert_equal", "assert_greater", "assert_greater_equal", "assert_integer", "assert_less",
+             "assert_less_equal", "assert_negative", "assert_non_negative", "assert_non_positive",
+             "assert_none_equal", "assert_positive", "assert_rank", "assert_rank_at_least",
+             "assert_scalar", "assert_type", "is_numeric_tensor")}}
+_LAZY_MODULES = {"python", "python_io", "data", "io", "metrics", "debugging"}
+_RENAMED = {"print": "print_v2"}  # tf.print is logging_ops.print_v2 (a module must not shadow print)
 
 
 def __getattr__(name: str):
@@ -119,7 +124,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
         module = importlib.import_module(_LAZY[name])
-        value = module if name in ("python", "python_io") else getattr(module, name)
+        value = module if name in _LAZY_MODULES else getattr(module, _RENAMED.get(name, name))
         globals()[name] = value
         return value
     raise AttributeError(f"module 'tftk' has no attribute {name!r}")
