@@ -69,17 +69,36 @@ class MapDataset(_UnaryDataset):
             for i, element in upstream:
                 yield list(call(i, *element))
             return
+        def run_chunk(chunk: list) -> list:
+            return [list(call(i, *element)) for i, element in chunk]
+
+        # elements go to the threads in small chunks: one task per element costs more than a
+        # small map function; results come back in input order
         pool = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="tftk-data-map")
         pending: collections.deque = collections.deque()
         try:
-            for i, element in upstream:
-                pending.append(pool.submit(call, i, *element))
+            for chunk in _chunks(upstream, _MAP_CHUNK):
+                pending.append(pool.submit(run_chunk, chunk))
                 if len(pending) >= self._threads:
-                    yield list(pending.popleft().result())
+                    yield from pending.popleft().result()
             while pending:
-                yield list(pending.popleft().result())
+                yield from pending.popleft().result()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+_MAP_CHUNK = 8  # elements per parallel-map task
+
+
+def _chunks(items: Iterator, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 class FilterDataset(_UnaryDataset):
