@@ -8,15 +8,14 @@ import numpy as np
 from pydantic import Field
 
 import tftk as tf
-from tftk.config import ModelParams
-
 from models.image_classifier import ImageClassifier
+from models.record_input import RecordInputParams
 
 __all__ = ["ConvNet", "ConvNetParams"]
 
 
-class ConvNetParams(ModelParams):
-    """The `model:` section of ConvNet."""
+class ConvNetParams(RecordInputParams):
+    """The `model:` section of ConvNet (training batches may come from TFRecords: RecordInputParams)."""
 
     conv1_filters: int = Field(32, gt=0, description="filters of the first convolution")
     conv2_filters: int = Field(64, gt=0, description="filters of the second convolution")

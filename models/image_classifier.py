@@ -21,6 +21,7 @@ from tftk.user_input import UserInputError
 from tftk.ops import summary_ops
 
 from models.basic_model import BasicModel
+from models.record_input import record_batches, write_example_records
 
 __all__ = ["ImageClassifier"]
 
@@ -46,6 +47,8 @@ class ImageClassifier(BasicModel):
         self.spec = get_spec(self.config.dataset)
         self.num_classes = self.spec.num_classes
         self.input_shape = (self.spec.input_size,) if self.flat_inputs else self.spec.image_shape
+        if self.reads_records and not self.for_inference:
+            self._write_missing_records()
 
     @cached_property
     def data_sets(self) -> Datasets:
@@ -68,10 +71,30 @@ class ImageClassifier(BasicModel):
         self.summary = summary_ops.merge_all()
 
     def placeholder_inputs(self) -> tuple[tf.Tensor, tf.Tensor]:
-        """Placeholders for a batch of images and their int32 labels (any batch size)."""
+        """Placeholders for a batch of images and their int32 labels (any batch size).
+
+        With `model.train_records` set they default to the next batch of the TFRecord pipeline
+        (models/record_input.py): training runs feed nothing, evaluation feeds numpy arrays.
+        """
+        if self.reads_records:
+            batch_images, batch_labels = record_batches(self.params, self.input_shape, self.batch_size,
+                                                        self.random_seed)
+            return (tf.placeholder_with_default(batch_images, (None, *self.input_shape), name="images"),
+                    tf.placeholder_with_default(batch_labels, (None,), name="labels"))
         images = tf.placeholder(tf.float32, shape=(None, *self.input_shape), name="images")
         labels = tf.placeholder(tf.int32, shape=(None,), name="labels")
         return images, labels
+
+    @property
+    def reads_records(self) -> bool:
+        """Whether training batches come from TFRecord files (`model.train_records`)."""
+        return getattr(self.params, "train_records", None) is not None
+
+    def _write_missing_records(self) -> None:
+        path = Path(self.params.train_records)
+        if self.params.write_records and not path.exists() and not any(c in str(path) for c in "*?["):
+            count = write_example_records(path, self.data_sets.train.images, self.data_sets.train.labels)
+            self.log(f"Wrote {count} training examples to {path}")
 
     def inference(self, images: tf.Tensor) -> tf.Tensor:
         raise NotImplementedError(f"{type(self).__name__}.inference")
@@ -99,7 +122,9 @@ class ImageClassifier(BasicModel):
 
     # ---- running it -----------------------------------------------------------------------------
     def fill_feed_dict(self, data_set: DataSet) -> dict:
-        """The next training batch as a feed dict."""
+        """The next training batch as a feed dict (only the extra feeds when tf.data supplies batches)."""
+        if self.reads_records:
+            return self.training_feed()
         images, labels = data_set.next_batch(self.batch_size)
         return {self.images_placeholder: images, self.labels_placeholder: labels, **self.training_feed()}
 

@@ -17,7 +17,23 @@ _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary
          "SessionLog": "tftk.summary.writer", "python": "tftk.api.python",
          "python_io": "tftk.api.python_io",
          "ClusterSpec": "tftk.distributed.cluster",
-         "replica_device_setter": "tftk.distributed.device_setter"}  # TF 0.x spelling of tf.train's
+         "replica_device_setter": "tftk.distributed.device_setter",  # TF 0.x spelling of tf.train's
+         # input pipelines, parsing, metrics and debugging ops (issue 17): loaded on first use
+         "data": "tftk.data", "io": "tftk.api.io", "metrics": "tftk.api.metrics",
+         "debugging": "tftk.api.debugging", "py_func": "tftk.ops.script_ops",
+         "numpy_function": "tftk.ops.script_ops", "Print": "tftk.ops.logging_ops",
+         "Assert": "tftk.ops.logging_ops", "print": "tftk.ops.logging_ops",
+         "random_crop": "tftk.ops.image_preprocessing",
+         **{name: "tftk.ops.parsing_ops" for name in (
+             "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
+             "parse_single_example", "parse_single_sequence_example")},
+         **{name: "tftk.ops.check_ops" for name in (
+             "assert_equal", "assert_greater", "assert_greater_equal", "assert_integer", "assert_less",
+             "assert_less_equal", "assert_negative", "assert_non_negative", "assert_non_positive",
+             "assert_none_equal", "assert_positive", "assert_rank", "assert_rank_at_least",
+             "assert_scalar", "assert_type", "is_numeric_tensor")}}
+_LAZY_MODULES = {"python", "python_io", "data", "io", "metrics", "debugging"}
+_RENAMED = {"print": "print_v2"}  # tf.print is logging_ops.print_v2 (a module must not shadow print)
 _NAMESPACE = "tftk.tf1_namespace"
 
 
@@ -37,7 +53,7 @@ def __getattr__(name: str):
     """TF1 names load the engine on first use; names whose modules import protobuf load on their own use."""
     if name in _LAZY:
         module = _importlib.import_module(_LAZY[name])
-        value = module if name in ("python", "python_io") else getattr(module, name)
+        value = module if name in _LAZY_MODULES else getattr(module, _RENAMED.get(name, name))
         globals()[name] = value
         return value
     names = _namespace()

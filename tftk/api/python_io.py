@@ -1,11 +1,12 @@
-"""`tf.python_io`: write and read TFRecord files (the record framing TensorBoard's event files use)."""
+"""`tf.python_io`: write and read TFRecord files, uncompressed or ZLIB/GZIP-compressed as TF does."""
 
 from __future__ import annotations
 
 import os
 from typing import Any, Iterator
 
-from tftk.summary.events import encode_record, read_records
+from tftk.data.tfrecord import compression_name, open_for_writing, read_tfrecords
+from tftk.summary.events import encode_record
 
 __all__ = ["TFRecordWriter", "tf_record_iterator", "TFRecordOptions", "TFRecordCompressionType"]
 
@@ -17,19 +18,24 @@ class TFRecordCompressionType:
 
 
 class TFRecordOptions:
-    """Only uncompressed records are supported; compression types fail clearly."""
+    """How a TFRecord file is compressed: TFRecordCompressionType.NONE/ZLIB/GZIP or '', 'ZLIB', 'GZIP'."""
+
+    _TYPES = {"": TFRecordCompressionType.NONE, "ZLIB": TFRecordCompressionType.ZLIB,
+              "GZIP": TFRecordCompressionType.GZIP}
 
     def __init__(self, compression_type: Any = None):
-        if compression_type not in (None, "", TFRecordCompressionType.NONE):
-            raise NotImplementedError(f"TFRecord compression {compression_type!r} is not supported")
-        self.compression_type = TFRecordCompressionType.NONE
+        self.compression_type = self._TYPES[compression_name(compression_type)]
+
+    @classmethod
+    def get_compression_type_string(cls, options: "TFRecordOptions | None") -> str:
+        return "" if options is None else compression_name(options)
 
 
 class TFRecordWriter:
     """Append records to a TFRecord file; use as a context manager or call close()."""
 
-    def __init__(self, path: str | os.PathLike, options: TFRecordOptions | None = None):
-        self._handle = open(path, "wb")
+    def __init__(self, path: str | os.PathLike, options: TFRecordOptions | str | None = None):
+        self._handle = open_for_writing(path, options)
 
     def write(self, record: bytes | str) -> None:
         self._handle.write(encode_record(record.encode() if isinstance(record, str) else bytes(record)))
@@ -47,7 +53,7 @@ class TFRecordWriter:
         self.close()
 
 
-def tf_record_iterator(path: str | os.PathLike, options: TFRecordOptions | None = None) -> Iterator[bytes]:
+def tf_record_iterator(path: str | os.PathLike, options: TFRecordOptions | str | None = None) -> Iterator[bytes]:
     """The records of a TFRecord file, CRC-checked (DataLossError names the byte offset of a bad one)."""
-    for _, payload in read_records(path):
+    for _, payload in read_tfrecords(path, options):
         yield payload

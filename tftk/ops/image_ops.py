@@ -17,7 +17,7 @@ from tftk.ops.array_ops_ext import reverse_v2
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_op
 
-__all__ = ["encode_png", "decode_png", "ResizeMethod", "resize_images", "resize_bilinear",
+__all__ = ["encode_png", "decode_png", "ResizeMethod", "resize_images", "resize_bilinear", "resize_bicubic", "resize_area",
            "resize_nearest_neighbor", "rot90", "flip_left_right", "flip_up_down", "rgb_to_hsv",
            "hsv_to_rgb", "adjust_gamma", "convert_image_dtype"]
 
@@ -224,9 +224,54 @@ def _nearest_index(in_size: int, out_size: int, align_corners: bool) -> np.ndarr
     return np.minimum(picked.astype(np.int64), in_size - 1)
 
 
+def _scale32(in_size: int, out_size: int, align_corners: bool) -> np.float32:
+    """TF's CalculateResizeScale, in float32 as TF computes it."""
+    if align_corners and out_size > 1:
+        return np.float32(in_size - 1) / np.float32(out_size - 1)
+    return np.float32(in_size) / np.float32(out_size)
+
+
+_CUBIC_TABLE = 1024  # TF quantizes the bicubic offset to 1/1024 of a pixel
+
+
+def _cubic_near(x: np.ndarray, a: float = -0.75) -> np.ndarray:
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _cubic_far(x: np.ndarray, a: float = -0.75) -> np.ndarray:
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
+def _bicubic_matrix(in_size: int, out_size: int, align_corners: bool) -> np.ndarray:
+    """TF1's legacy bicubic (Keys, a = -0.75, no half-pixel centres, edge indices clamped)."""
+    src = np.arange(out_size, dtype=np.float32) * _scale32(in_size, out_size, align_corners)
+    base = src.astype(np.int64)
+    offset = np.rint((src - base) * _CUBIC_TABLE).astype(np.int64)
+    t = offset / _CUBIC_TABLE
+    weights = np.stack([_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t)], axis=1)
+    m = np.zeros((out_size, in_size))
+    for k in range(4):
+        np.add.at(m, (np.arange(out_size), np.clip(base - 1 + k, 0, in_size - 1)), weights[:, k])
+    return m
+
+
+def _area_matrix(in_size: int, out_size: int, align_corners: bool) -> np.ndarray:
+    """TF1's resize_area: each output averages the input span it covers (weights sum to 1)."""
+    scale = float(_scale32(in_size, out_size, align_corners))
+    m = np.zeros((out_size, in_size))
+    for o in range(out_size):
+        start, end = o * scale, (o + 1) * scale
+        for i in range(int(np.floor(start)), int(np.ceil(end))):
+            m[o, min(i, in_size - 1)] += (min(i + 1, end) - max(i, start)) / scale
+    return m
+
+
+_MATRICES = {"ResizeBilinear": _bilinear_matrix, "ResizeBicubic": _bicubic_matrix, "ResizeArea": _area_matrix}
+
+
 def _resize_matrices(op_type: str, in_hw: tuple, out_hw: tuple, align: bool) -> tuple[np.ndarray, np.ndarray]:
-    if op_type == "ResizeBilinear":
-        return tuple(_bilinear_matrix(i, o, align) for i, o in zip(in_hw, out_hw))
+    if op_type in _MATRICES:
+        return tuple(_MATRICES[op_type](i, o, align) for i, o in zip(in_hw, out_hw))
     return tuple(np.eye(i)[_nearest_index(i, o, align)] for i, o in zip(in_hw, out_hw))
 
 
@@ -254,6 +299,8 @@ def _bind_resize_grad(op, ctx):
 
 
 registry.register_op("ResizeBilinear", _bind_resize)
+registry.register_op("ResizeBicubic", _bind_resize)
+registry.register_op("ResizeArea", _bind_resize)
 registry.register_op("ResizeNearestNeighbor", _bind_resize)
 registry.register_op("ResizeGrad", _bind_resize_grad)
 registry.not_differentiable("ResizeGrad")
@@ -268,6 +315,8 @@ def _resize_grad(op, grad):
 
 
 registry.register_gradient("ResizeBilinear")(_resize_grad)
+registry.register_gradient("ResizeBicubic")(_resize_grad)
+registry.register_gradient("ResizeArea")(_resize_grad)
 registry.register_gradient("ResizeNearestNeighbor")(_resize_grad)
 
 
@@ -282,7 +331,7 @@ def _resize(op_type: str, images: Any, size: Any, align_corners: bool, name: str
     hw = tuple(int(v) for v in static.tolist())
     batched = x if dims is None or len(dims) == 4 else array_ops.expand_dims(x, 0)
     bd = batched.shape.as_tuple()
-    out_dtype = dtypes.float32 if op_type == "ResizeBilinear" and x.dtype is not dtypes.float64 else x.dtype
+    out_dtype = dtypes.float32 if op_type != "ResizeNearestNeighbor" and x.dtype is not dtypes.float64 else x.dtype
     shape = TensorShape(None) if bd is None else TensorShape([bd[0], hw[0], hw[1], bd[3]])
     out = make_op(op_type, [batched], out_dtype, shape, name, {"size": hw, "align_corners": bool(align_corners)})
     return out if dims is None or len(dims) == 4 else array_ops.squeeze(out, [0])
@@ -307,8 +356,21 @@ def resize_images(images: Any, size: Any, method: int = ResizeMethod.BILINEAR, a
         return resize_bilinear(images, size, align_corners)
     if method == ResizeMethod.NEAREST_NEIGHBOR:
         return resize_nearest_neighbor(images, size, align_corners)
-    raise ValueError(f"resize_images: method {method} is not supported (use ResizeMethod.BILINEAR or "
-                     f"ResizeMethod.NEAREST_NEIGHBOR)")
+    if method == ResizeMethod.BICUBIC:
+        return resize_bicubic(images, size, align_corners)
+    if method == ResizeMethod.AREA:
+        return resize_area(images, size, align_corners)
+    raise ValueError(f"resize_images: unknown method {method!r} (use a tf.image.ResizeMethod)")
+
+
+def resize_bicubic(images: Any, size: Any, align_corners: bool = False, name: str | None = None) -> Tensor:
+    """Bicubic resize as TF1's (Keys cubic, a = -0.75); float32 output (float64 stays float64)."""
+    return _resize("ResizeBicubic", images, size, align_corners, name)
+
+
+def resize_area(images: Any, size: Any, align_corners: bool = False, name: str | None = None) -> Tensor:
+    """Area-averaging resize as TF1's; float32 output (float64 stays float64)."""
+    return _resize("ResizeArea", images, size, align_corners, name)
 
 
 # ---- flips and rotations -------------------------------------------------------------------------------

@@ -34,8 +34,8 @@ def _records(attrs: dict, path: str, op: Operation) -> Iterator[tuple[bytes, byt
         raise errors.NotFoundError(None, op, f"{op.name}: {path}; No such file or directory (from the "
                                    "filename queue)")
     if kind == "TFRecord":
-        from tftk.summary.events import read_records  # lazy: the CRC comes with tensorboardX
-        for offset, payload in read_records(path):
+        from tftk.data.tfrecord import read_tfrecords
+        for offset, payload in read_tfrecords(path, attrs["compression"]):
             yield f"{path}:{offset}".encode(), payload
         return
     with open(path, "rb") as handle:
@@ -189,9 +189,8 @@ class TFRecordReader(ReaderBase):
     """Records of TFRecord files (CRC-checked); keys are "file:byte_offset"."""
 
     def __init__(self, name: str | None = None, options: Any = None):
-        if options is not None:
-            raise NotImplementedError("TFRecordReader(options=...) (compressed records) is not supported")
-        super().__init__("TFRecord", {}, name or "TFRecordReader")
+        from tftk.data.tfrecord import compression_name  # options: TFRecordOptions or 'GZIP'/'ZLIB'
+        super().__init__("TFRecord", {"compression": compression_name(options)}, name or "TFRecordReader")
 
 
 # ---- decoders ---------------------------------------------------------------------------------

@@ -10,12 +10,11 @@ import os
 import struct
 from typing import Iterator
 
-from tensorboardX.crc32c import crc32c
 from tensorboardX.proto.event_pb2 import Event
 
 from tftk.framework.errors import DataLossError
 
-__all__ = ["Event", "encode_record", "read_records", "summary_iterator"]
+__all__ = ["Event", "encode_record", "read_records", "read_record_stream", "summary_iterator"]
 
 _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
@@ -23,6 +22,7 @@ _FOOTER = struct.Struct("<I")
 
 def _masked_crc(data: bytes) -> int:
     """CRC32C rotated right by 15 bits plus a constant, as TFRecord stores it."""
+    from tftk.kernels.crc32c import crc32c  # compiled on first use, not when tftk is imported
     crc = crc32c(data)
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
@@ -42,28 +42,34 @@ def read_records(path: str | os.PathLike, allow_truncated_tail: bool = False) ->
     appending, and TensorBoard itself waits for the rest. Corruption always raises.
     """
     with open(path, "rb") as handle:
-        offset = 0
-        while True:
-            header = handle.read(_HEADER.size)
-            if not header:
-                return
-            if len(header) < _HEADER.size:
-                _truncated(path, offset, allow_truncated_tail)
-                return
-            length, length_crc = _HEADER.unpack(header)
-            if _masked_crc(header[:8]) != length_crc:
-                raise DataLossError(message=f"corrupted record at byte {offset} of {os.fspath(path)}: "
-                                            f"length checksum mismatch")
-            body = handle.read(length + _FOOTER.size)
-            if len(body) < length + _FOOTER.size:
-                _truncated(path, offset, allow_truncated_tail)
-                return
-            payload = body[:length]
-            if _masked_crc(payload) != _FOOTER.unpack(body[length:])[0]:
-                raise DataLossError(message=f"corrupted record at byte {offset} of {os.fspath(path)}: "
-                                            f"data checksum mismatch")
-            yield offset, payload
-            offset += _HEADER.size + len(body)
+        yield from read_record_stream(handle, path, allow_truncated_tail)
+
+
+def read_record_stream(handle, path: str | os.PathLike,
+                       allow_truncated_tail: bool = False) -> Iterator[tuple[int, bytes]]:
+    """`read_records` over an open binary stream (e.g. a decompressing one); `path` names it in errors."""
+    offset = 0
+    while True:
+        header = handle.read(_HEADER.size)
+        if not header:
+            return
+        if len(header) < _HEADER.size:
+            _truncated(path, offset, allow_truncated_tail)
+            return
+        length, length_crc = _HEADER.unpack(header)
+        if _masked_crc(header[:8]) != length_crc:
+            raise DataLossError(message=f"corrupted record at byte {offset} of {os.fspath(path)}: "
+                                        f"length checksum mismatch")
+        body = handle.read(length + _FOOTER.size)
+        if len(body) < length + _FOOTER.size:
+            _truncated(path, offset, allow_truncated_tail)
+            return
+        payload = body[:length]
+        if _masked_crc(payload) != _FOOTER.unpack(body[length:])[0]:
+            raise DataLossError(message=f"corrupted record at byte {offset} of {os.fspath(path)}: "
+                                        f"data checksum mismatch")
+        yield offset, payload
+        offset += _HEADER.size + len(body)
 
 
 def _truncated(path: str | os.PathLike, offset: int, allowed: bool) -> None:

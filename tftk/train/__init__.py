@@ -41,7 +41,10 @@ from tftk.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F4
 _LAZY = {"summary_iterator": "tftk.summary.events", "write_graph": "tftk.summary.graph_def",
          "SummaryWriter": "tftk.summary.writer",
          "ClusterSpec": "tftk.distributed.cluster", "Server": "tftk.distributed.server",
-         "ServerDef": "tftk.distributed.server", "replica_device_setter": "tftk.distributed.device_setter"}
+         "ServerDef": "tftk.distributed.server", "replica_device_setter": "tftk.distributed.device_setter",
+         **{name: "tftk.proto.example" for name in ("BytesList", "FloatList", "Int64List", "Feature",
+                                                     "Features", "FeatureList", "FeatureLists",
+                                                     "Example", "SequenceExample")}}
 
 
 def __getattr__(name: str):

@@ -1,0 +1,14 @@
+"""The `tf.debugging` namespace: asserts, Assert, check_numerics."""
+
+from tftk.debug import check_numerics
+from tftk.ops.check_ops import (assert_equal, assert_greater, assert_greater_equal, assert_integer,
+                                assert_less, assert_less_equal, assert_near, assert_negative,
+                                assert_non_negative, assert_non_positive, assert_none_equal,
+                                assert_positive, assert_rank, assert_rank_at_least, assert_scalar,
+                                assert_type, is_numeric_tensor)
+from tftk.ops.logging_ops import Assert
+
+__all__ = ["Assert", "check_numerics", "assert_equal", "assert_greater", "assert_greater_equal",
+           "assert_integer", "assert_less", "assert_less_equal", "assert_near", "assert_negative",
+           "assert_non_negative", "assert_non_positive", "assert_none_equal", "assert_positive",
+           "assert_rank", "assert_rank_at_least", "assert_scalar", "assert_type", "is_numeric_tensor"]

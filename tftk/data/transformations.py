@@ -1,0 +1,329 @@
+"""Dataset transformations: map, filter, flat_map/interleave, shuffle, repeat, take, skip,
+prefetch, cache. Batching is in `batching`.
+
+map with `num_parallel_calls` runs the function on a pool of background threads (results keep
+the input order, as TF's deterministic default); prefetch fills a bounded queue from a
+background thread, so input work overlaps the training step that consumes it.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import os
+import queue
+import threading
+from typing import Any, Callable, Iterator
+
+
+from tftk.framework import dtypes, errors
+from tftk.data import structure as nest
+from tftk.data.dataset_ops import Dataset, Element, Env, new_rng, scalar_input, static_int
+from tftk.data.functions import bind_function, trace
+
+__all__ = ["AUTOTUNE", "MapDataset", "FilterDataset", "InterleaveDataset", "ShuffleDataset",
+           "RepeatDataset", "TakeDataset", "SkipDataset", "PrefetchDataset"]
+
+AUTOTUNE = -1
+_POLL_SECS = 0.05  # how often a waiting thread checks whether it should give up
+
+
+def _parallelism(value: Any, what: str) -> int:
+    """num_parallel_calls / cycle_length as a thread count (AUTOTUNE: the machine's cores)."""
+    if value is None:
+        return 1
+    n = static_int(scalar_input(value, dtypes.int64, what))
+    if n is None:
+        raise ValueError(f"{what} must be known when the graph is built (a Python int or constant)")
+    if n == AUTOTUNE:
+        return os.cpu_count() or 1
+    if n < 1:
+        raise ValueError(f"{what} must be positive or tf.data.experimental.AUTOTUNE, got {n}")
+    return n
+
+
+class _UnaryDataset(Dataset):
+    """A transformation of one input dataset."""
+
+    def __init__(self, input_dataset: Dataset, structure: Any, specs: list, inputs: list, sparse: Any = None):
+        self._input = input_dataset
+        super().__init__(structure, specs, inputs, input_dataset._sparse if sparse is None else sparse)
+
+    def _children(self) -> list[Dataset]:
+        return [self._input]
+
+
+class MapDataset(_UnaryDataset):
+    def __init__(self, input_dataset: Dataset, map_func: Callable, num_parallel_calls: Any):
+        self._function = trace(map_func, input_dataset._structure, input_dataset._specs, "Dataset.map()",
+                               input_dataset._sparse)
+        self._threads = _parallelism(num_parallel_calls, "num_parallel_calls")
+        outputs = self._function.outputs
+        super().__init__(input_dataset, self._function.output_structure, nest.specs_of(outputs),
+                         self._function.captured, self._function.output_sparse)
+
+    def _elements(self, env: Env) -> Iterator[Element]:
+        call = bind_function(self._function, env)
+        upstream = enumerate(self._input._elements(env))
+        if self._threads == 1:
+            for i, element in upstream:
+                yield list(call(i, *element))
+            return
+        def run_chunk(chunk: list) -> list:
+            return [list(call(i, *element)) for i, element in chunk]
+
+        # elements go to the threads in small chunks: one task per element costs more than a
+        # small map function; results come back in input order
+        pool = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="tftk-data-map")
+        pending: collections.deque = collections.deque()
+        try:
+            for chunk in _chunks(upstream, _MAP_CHUNK):
+                pending.append(pool.submit(run_chunk, chunk))
+                if len(pending) >= self._threads:
+                    yield from pending.popleft().result()
+            while pending:
+                yield from pending.popleft().result()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+_MAP_CHUNK = 8  # elements per parallel-map task
+
+
+def _chunks(items: Iterator, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class FilterDataset(_UnaryDataset):
+    def __init__(self, input_dataset: Dataset, predicate: Callable):
+        self._function = trace(predicate, input_dataset._structure, input_dataset._specs, "Dataset.filter()",
+                               input_dataset._sparse)
+        outs = self._function.outputs
+        if len(outs) != 1 or outs[0].dtype is not dtypes.bool or outs[0].shape.ndims not in (None, 0):
+            raise ValueError("`predicate` return type must be convertible to a scalar boolean tensor. "
+                             f"Was {[(t.dtype.name, str(t.shape)) for t in outs]}.")
+        super().__init__(input_dataset, input_dataset._structure, input_dataset._specs,
+                         self._function.captured)
+
+    def _elements(self, env: Env) -> Iterator[Element]:
+        call = bind_function(self._function, env)
+        for i, element in enumerate(self._input._elements(env)):
+            if bool(call(i, *element)[0]):
+                yield element
+
+
+def _dataset_inputs(result: Any) -> list:
+    if not isinstance(result, Dataset):
+        raise TypeError(f"`map_func` must return a `Dataset` object. Got {type(result).__name__}")
+    return result._inputs()
+
+
+class InterleaveDataset(_UnaryDataset):
+    """flat_map (cycle_length 1) and interleave, in TF's deterministic order.
+
+    num_parallel_calls is accepted for interleave and does not change the order; the inner
+    datasets are read on the consuming thread.
+    """
+
+    def __init__(self, input_dataset: Dataset, map_func: Callable, cycle_length: Any, block_length: Any,
+                 num_parallel_calls: Any, what: str):
+        self._function = trace(map_func, input_dataset._structure, input_dataset._specs, what,
+                               input_dataset._sparse, outputs_of=_dataset_inputs)
+        inner: Dataset = self._function.output_structure
+        self._cycle = _parallelism(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length")
+        self._block = _parallelism(block_length, "block_length")
+        _parallelism(num_parallel_calls, "num_parallel_calls")
+        super().__init__(input_dataset, inner._structure, inner._specs, self._function.captured, inner._sparse)
+
+    def _elements(self, env: Env) -> Iterator[Element]:
+        call = bind_function(self._function, env)
+        inner: Dataset = self._function.output_structure
+        sources = (inner._elements(env.child(dict(zip(self._function.outputs, call(i, *element)))))
+                   for i, element in enumerate(self._input._elements(env)))
+        return interleave(sources, self._cycle, self._block)
+
+
+def interleave(sources: Iterator[Iterator[Element]], cycle_length: int, block_length: int) -> Iterator[Element]:
+    """TF's interleave order: `block_length` elements from each of `cycle_length` open sources in
+    turn; an exhausted source's slot takes the next source."""
+    cycle: list[Iterator | None] = [None] * cycle_length
+    index = block = n_open = 0
+    end_of_input = False
+
+    def advance() -> None:
+        nonlocal index, block
+        block, index = 0, (index + 1) % cycle_length
+
+    while not end_of_input or n_open:
+        current = cycle[index]
+        if current is not None:
+            element = next(current, None)
+            if element is not None:
+                block += 1
+                if block == block_length:
+                    advance()
+                yield element
+                continue
+            cycle[index] = None
+            n_open -= 1
+            advance()
+        elif not end_of_input:
+            source = next(sources, None)
+            if source is None:
+                end_of_input = True
+            else:
+                cycle[index] = iter(source)
+                n_open += 1
+        else:
+            advance()
+
+
+class ShuffleDataset(_UnaryDataset):
+    """TF's buffer shuffle: fill `buffer_size` elements, emit a random one, refill its slot."""
+
+    def __init__(self, input_dataset: Dataset, buffer_size: Any, seed: int | None,
+                 reshuffle_each_iteration: bool | None):
+        from tftk.ops.random_ops import get_seed
+        self._buffer_size = scalar_input(buffer_size, dtypes.int64, "buffer_size")
+        self._seed = get_seed(seed)
+        self._reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
+        super().__init__(input_dataset, input_dataset._structure, input_dataset._specs, [self._buffer_size])
+
+    def _elements(self, env: Env) -> Iterator[Element]:
+        size = int(env.value(self._buffer_size))
+        if size <= 0:
+            raise errors.InvalidArgumentError(None, None, f"buffer_size must be greater than zero, got {size}")
+        if self._reshuffle:
+            rng = env.rng(self, self._seed)
+        else:  # every epoch replays the same order: one seed per initialization
+            rng = new_rng(env.memo(self, lambda: tuple(new_rng(self._seed).integers(2 ** 32, size=2))))
+        upstream = self._input._elements(env)
+        buffer: list = []
+        for element in upstream:
+            buffer.append(element)
+            if len(buffer) == size:
+                break
+        picks = _uniform_picks(rng)
+        for element in upstream:
+            k = int(next(picks) * len(buffer))
+            yield buffer[k]
+            buffer[k] = element
+        while buffer:
+            k = int(next(picks) * len(buffer))
+            buffer[k], buffer[-1] = buffer[-1], buffer[k]
+            yield buffer.pop()
+
+
+def _uniform_picks(rng) -> Iterator[float]:
+    """Uniform floats in [0, 1), drawn 1024 at a time (one generator call per element is slow)."""
+    while True:
+        yield from rng.random(1024).tolist()
+
+
+class _CountDataset(_UnaryDataset):
+    """repeat/take/skip: the input's elements, governed by an int64 `count` (-1: all / forever)."""
+
+    def __init__(self, input_dataset: Dataset, count: Any):
+        self._count = scalar_input(-1 if count is None else count, dtypes.int64, "count")
+        super().__init__(input_dataset, input_dataset._structure, input_dataset._specs, [self._count])
+
+
+class RepeatDataset(_CountDataset):
+
+    def _elements(self, env: Env) -> Iterator[Element]:
+        count = int(env.value(self._count))
+        epoch = 0
+        while count < 0 or epoch < count:
+            produced = False
+            for element in self._input._elements(env):
+                produced = True
+                yield element
+            if not produced:  # an empty input repeated forever is still empty
+                return
+            epoch += 1
+
+
+class TakeDataset(_CountDataset):
+
+    def _elements(self, env: Env) -> Iterator[Element]:
+        count = int(env.value(self._count))
+        if count == 0:
+            return
+        for i, element in enumerate(self._input._elements(env)):
+            yield element
+            if i + 1 == count:
+                return
+
+
+class SkipDataset(_CountDataset):
+
+    def _elements(self, env: Env) -> Iterator[Element]:
+        count = int(env.value(self._count))
+        for i, element in enumerate(self._input._elements(env)):
+            if count >= 0 and i >= count:
+                yield element
+
+
+_END = object()
+
+
+class PrefetchDataset(_UnaryDataset):
+    """Produce up to `buffer_size` elements ahead on a background thread."""
+
+    def __init__(self, input_dataset: Dataset, buffer_size: Any):
+        self._buffer_size = scalar_input(buffer_size, dtypes.int64, "buffer_size")
+        super().__init__(input_dataset, input_dataset._structure, input_dataset._specs, [self._buffer_size])
+
+    def _elements(self, env: Env) -> Iterator[Element]:
+        size = int(env.value(self._buffer_size))
+        size = (os.cpu_count() or 1) if size == AUTOTUNE else max(size, 1)
+        buffer: queue.Queue = queue.Queue(maxsize=size)
+        done = threading.Event()  # the consumer went away
+
+        def stopped() -> bool:
+            return done.is_set() or env.stop.is_set() or env.ctx.closed.is_set()
+
+        def produce() -> None:
+            try:
+                items: Iterator = iter(self._input._elements(env))
+                for item in items:
+                    if not _put(buffer, (None, item), stopped):
+                        return
+                _put(buffer, (None, _END), stopped)
+            except BaseException as exc:  # handed to the consumer, raised there
+                _put(buffer, (exc, None), stopped)
+
+        threading.Thread(target=produce, name="tftk-data-prefetch", daemon=True).start()
+        try:
+            while True:
+                try:
+                    exc, item = buffer.get(timeout=_POLL_SECS)
+                except queue.Empty:
+                    if env.stop.is_set() or env.ctx.closed.is_set():
+                        raise errors.CancelledError(None, None, "The iterator was re-initialized or its "
+                                                    "session closed while waiting for prefetched data")
+                    continue
+                if exc is not None:
+                    raise exc
+                if item is _END:
+                    return
+                yield item
+        finally:
+            done.set()
+
+
+def _put(buffer: queue.Queue, item: Any, stopped: Callable[[], bool]) -> bool:
+    while not stopped():
+        try:
+            buffer.put(item, timeout=_POLL_SECS)
+            return True
+        except queue.Full:
+            continue
+    return False
