@@ -204,6 +204,9 @@ class BaseSession:
             for tensor, sub_value in self._feed_parts(key, value):
                 tensors.append(tensor)
                 values.append(_checked_feed(tensor, sub_value))
+        if len(tensors) > 1:  # one plan per feed *set*: the dict's order must not matter
+            order = sorted(range(len(tensors)), key=lambda i: (tensors[i].op.id, tensors[i].value_index))
+            tensors, values = [tensors[i] for i in order], [values[i] for i in order]
         return tensors, values
 
     def _feed_parts(self, key: Any, value: Any) -> list[tuple[Tensor, Any]]:

@@ -176,6 +176,9 @@ class Operation:
     device = property(lambda self: self._device)
     traceback = property(lambda self: list(self._traceback))
     attrs = property(lambda self: self._attrs)
+    id = property(lambda self: self._id, doc="Creation order within the graph (unique per graph).")
+    guard = property(lambda self: self._guard,
+                     doc="The cond branches this op runs in: ((pred_tensor, taken_when), ...).")
 
     def values(self) -> tuple[Tensor, ...]:
         return tuple(self._outputs)
