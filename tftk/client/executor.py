@@ -21,10 +21,7 @@ import numpy as np
 from tftk.framework import errors, registry
 from tftk.framework.ops import Graph, Operation, Tensor
 
-# Op types the code generator writes inline instead of calling a kernel.
-_VARIABLE_TYPES = frozenset({"VariableV2", "Variable"})
-_IDENTITY_TYPES = frozenset({"Identity", "StopGradient", "PlaceholderWithDefault", "Snapshot"})
-_STATE_ALIASING = frozenset({"VariableV2", "Variable", "Assign", "AssignAdd", "AssignSub"})
+Inline = registry.Inline
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 
@@ -64,7 +61,7 @@ class KernelContext:
     def ref_box(self, op: Operation, input_index: int) -> VariableBox:
         """The box behind a reference input (e.g. input 0 of Assign)."""
         producer = op.inputs[input_index].op
-        while producer.type in ("Identity", "RefIdentity") and producer.inputs:
+        while _inline(producer) is Inline.ALIAS and producer.inputs:
             producer = producer.inputs[0].op
         if not registry.lookup(producer.type).holds_state:
             raise errors.InvalidArgumentError(None, op, f"Input {input_index} of {op.name} ({op.type}) "
@@ -179,7 +176,7 @@ def state_name(op: Operation) -> str:
 
 def _variable_of(ref: Tensor) -> Operation:
     producer = ref.op
-    while producer.type in _IDENTITY_TYPES and producer.inputs:
+    while _inline(producer) is Inline.ALIAS and producer.inputs:
         producer = producer.inputs[0].op
     return producer
 
@@ -194,7 +191,7 @@ def _readers(variable: Operation, members: set) -> list[Operation]:
                 continue
             refs = registry.lookup(consumer.type).ref_inputs
             if all(consumer.inputs[i] is not tensor for i in refs if i < len(consumer.inputs)) or not refs:
-                if consumer.type in _IDENTITY_TYPES:
+                if _inline(consumer) is Inline.ALIAS:
                     frontier.extend(consumer.outputs)
                 else:
                     readers.append(consumer)
@@ -243,7 +240,7 @@ def build_plan(graph: Graph, fetches: list[Tensor], targets: list[Operation], fe
     feed_set = set(feeds)
     ops = order(prune(fetches, targets, feed_set), feed_set)
     for op in ops:
-        if op.type == "Placeholder" and not any(t in feed_set for t in op.outputs):
+        if _inline(op) is Inline.FEED and not any(t in feed_set for t in op.outputs):
             shape = op.outputs[0].shape
             raise errors.InvalidArgumentError(
                 None, op, f"You must feed a value for placeholder tensor '{op.name}' with dtype "
@@ -321,14 +318,14 @@ def _compile(ops: list[Operation], fetches: list[Tensor], feeds: list[Tensor],
         for t in op.outputs:
             if t in names:
                 continue
-            if op.type == "Const":
+            if _inline(op) is Inline.CONSTANT:
                 names[t] = f"c{op._id}"
                 namespace[names[t]] = op.get_attr("value")
-            elif op.type in _IDENTITY_TYPES:
+            elif _inline(op) is Inline.ALIAS:
                 names[t] = names[op.inputs[0]]
             else:
                 names[t] = f"t{op._id}_{t.value_index}"
-                if op.type in _STATE_ALIASING:
+                if _inline(op) is Inline.VARIABLE:
                     aliasing.add(names[t])
     for op in ops:  # ops updating storage return it; other kernels may return views of inputs
         kind = registry.lookup(op.type)
@@ -356,17 +353,17 @@ def _compile(ops: list[Operation], fetches: list[Tensor], feeds: list[Tensor],
     # read ordered after an Assign (control dependency) must see the assigned array.
     readers: dict[str, list[tuple[int, tuple]]] = collections.defaultdict(list)
     for step, op in enumerate(ops):
-        if op.type == "Merge":  # reads one branch's value, depending on the predicate
+        if _inline(op) is Inline.MERGE:  # reads one branch's value, depending on the predicate
             pred, if_true, if_false = op.inputs
             readers[names[pred]].append((step, op._guard))
             readers[names[if_true]].append((step, op._guard + ((pred, True),)))
             readers[names[if_false]].append((step, op._guard + ((pred, False),)))
-        elif op.type not in _IDENTITY_TYPES:  # identities alias their input: their consumers read it
+        elif _inline(op) is not Inline.ALIAS:  # aliases: their consumers read the input
             for t in reads(op):
                 readers[names[t]].append((step, op._guard))
     variable_reads: dict[int, list[tuple[Operation, tuple]]] = collections.defaultdict(list)
     for op in ops:
-        if op.type in _VARIABLE_TYPES:
+        if _inline(op) is Inline.VARIABLE:
             name = names[op.outputs[0]]
             uses = readers[name] + ([(len(ops), ())] if name in kept else [])
             if uses:
@@ -404,9 +401,9 @@ def _compile(ops: list[Operation], fetches: list[Tensor], feeds: list[Tensor],
         kind = registry.lookup(op.type)
         outs = [names[t] if names[t].startswith("t") else "_" for t in op.outputs]
         args = ", ".join(names[t] for i, t in enumerate(op.inputs) if i not in kind.ref_inputs)
-        if op.type in ("Const",) or op.type in _IDENTITY_TYPES or op.type in _VARIABLE_TYPES:
+        if kind.inline in (Inline.CONSTANT, Inline.ALIAS, Inline.VARIABLE):
             pass
-        elif op.type == "Merge":  # tf.cond's join: inputs (pred, true_value, false_value)
+        elif kind.inline is Inline.MERGE:  # tf.cond's join: inputs (pred, true_value, false_value)
             p, if_true, if_false = (names[t] for t in op.inputs)
             emit(f"{outs[0]} = {if_true} if {p} else {if_false}", op)
         else:
@@ -455,7 +452,7 @@ def _donation_rule(ops: list[Operation], names: dict, aliasing: set, last_use: d
         outs = [names[t] for t in op.outputs if names[t].startswith("t")]
         if registry.lookup(op.type).fresh:
             owned.update(outs)
-        elif op.type not in _IDENTITY_TYPES:  # the output may be a view of any input
+        elif _inline(op) is not Inline.ALIAS:  # the output may be a view of any input
             for t in op.inputs:
                 if t in names:  # a reference input of a variable not read in this plan has none
                     viewers[names[t]].update(outs)
@@ -537,18 +534,18 @@ def run_traced(plan: Plan, feed_values: list[np.ndarray], record: Callable) -> t
             continue
         start = time.perf_counter()
         kind = registry.lookup(op.type)
-        if op.type == "Merge":
+        if kind.inline is Inline.MERGE:
             pred, if_true, if_false = op.inputs
             values[op.outputs[0]] = value(if_true) if _truthy(value(pred)) else value(if_false)
             record(op, start, time.perf_counter(), [values[op.outputs[0]]])
             continue
-        if op.type in _VARIABLE_TYPES:
+        if kind.inline is Inline.VARIABLE:
             out: Any = namespace.get(f"box{op._id}")  # absent when no op of the plan reads it
             if out is None:
                 continue
-        elif op.type in _IDENTITY_TYPES:
+        elif kind.inline is Inline.ALIAS:
             out = values[op.inputs[0]]
-        elif op.type == "Const":
+        elif kind.inline is Inline.CONSTANT:
             out = namespace[f"c{op._id}"]
         else:
             out = namespace[f"k{op._id}"](*[value(t) for i, t in enumerate(op.inputs)
@@ -560,6 +557,10 @@ def run_traced(plan: Plan, feed_values: list[np.ndarray], record: Callable) -> t
         record(op, start, end, [o.value if isinstance(o, VariableBox) else o for o in outs])
     return tuple(np.copy(value(t)) if plan.value_names[t] in plan.storage_names else value(t)
                  for t in plan.fetches)
+
+
+def _inline(op: Operation) -> Inline | None:
+    return registry.lookup(op.type).inline
 
 
 def _truthy(value: Any) -> bool:

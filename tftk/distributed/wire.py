@@ -2,7 +2,7 @@
 
 No pickle: a message carries only JSON values and numeric/bool/bytes arrays, and a malformed
 one (bad dtype, negative or oversized shape) is rejected before anything is allocated. What a
-task does with a request is limited by the server (see `server._served_ops`).
+task does with a request is limited by the server (see `server._served`).
 """
 
 from __future__ import annotations

@@ -18,12 +18,8 @@ __all__ = [
 ]
 
 
-def _bind_alias(op, ctx):  # Identity-like ops are written inline by the executor
-    raise AssertionError(f"{op.type} is compiled inline")
-
-
-registry.register_op("Identity", _bind_alias)
-registry.register_op("StopGradient", _bind_alias)
+registry.register_op("Identity", inline=registry.Inline.ALIAS)
+registry.register_op("StopGradient", inline=registry.Inline.ALIAS)
 registry.not_differentiable("StopGradient")
 
 

@@ -55,13 +55,9 @@ def placeholder_with_default(input: Any, shape: Any, name: str | None = None) ->
                    {"shape": as_shape(shape)})
 
 
-def _no_kernel(op, ctx):  # written inline by the executor
-    raise AssertionError(f"{op.type} is compiled inline")
-
-
-registry.register_op("Const", _no_kernel)
-registry.register_op("Placeholder", _no_kernel)
-registry.register_op("PlaceholderWithDefault", _no_kernel)
+registry.register_op("Const", inline=registry.Inline.CONSTANT)
+registry.register_op("Placeholder", inline=registry.Inline.FEED)
+registry.register_op("PlaceholderWithDefault", inline=registry.Inline.ALIAS)  # its input unless fed
 registry.not_differentiable("Const", "Placeholder")
 
 
