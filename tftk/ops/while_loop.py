@@ -12,7 +12,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tftk.client import executor
 from tftk.framework import dtypes, registry
 from tftk.framework.func_graph import FuncGraph
 from tftk.framework.indexed_slices import IndexedSlices, densify
@@ -131,10 +130,10 @@ def _bind_while(op, ctx):
     cond_graph, body_graph = op.get_attr("cond_graph"), op.get_attr("body_graph")
     n, n_cc, n_st = op.get_attr("n_vars"), op.get_attr("n_cond_caps"), op.get_attr("n_stacked")
     has_max = op.get_attr("has_max")
-    cond_plan = executor.build_plan(cond_graph, cond_graph.outputs[:1], [],
-                                    cond_graph.inputs + _capture_placeholders(cond_graph), ctx).function
-    body_plan = executor.build_plan(body_graph, body_graph.outputs[:n + n_st], [],
-                                    body_graph.inputs + _capture_placeholders(body_graph), ctx).function
+    cond_plan = ctx.function(cond_graph, cond_graph.inputs + _capture_placeholders(cond_graph),
+                             cond_graph.outputs[:1])
+    body_plan = ctx.function(body_graph, body_graph.inputs + _capture_placeholders(body_graph),
+                             body_graph.outputs[:n + n_st])
     history: list = ctx.resource(op, "history", list)  # loop variables of every iteration
     caps_store: list = ctx.resource(op, "body_caps", list)  # what the gradient feeds the body
     stacked_shapes = [(t.dtype.as_numpy_dtype, t.shape) for t in op.outputs[n:]]
@@ -207,7 +206,7 @@ def _bind_while_grad(op, ctx):
     forward = op.get_attr("forward")
     body_graph = forward.get_attr("body_graph")
     floats, float_caps, n_st = op.get_attr("floats"), op.get_attr("float_caps"), op.get_attr("n_stacked")
-    plan = executor.build_plan(body_graph, op.get_attr("plan_fetches"), [], op.get_attr("plan_feeds"), ctx).function
+    plan = ctx.function(body_graph, op.get_attr("plan_feeds"), op.get_attr("plan_fetches"))
     history: list = ctx.resource(forward, "history", list)
     n_floats = len(floats)
 
