@@ -71,6 +71,6 @@ def add_check_numerics_ops() -> Operation:
             continue
         for tensor in op.outputs:
             if tensor.dtype.is_floating:
-                with guard_scope(graph, op._guard), graph.control_dependencies(None):
+                with guard_scope(graph, op.guard), graph.control_dependencies(None):
                     checks.append(check_numerics(tensor, f"{tensor.name}"))
     return group(*checks)

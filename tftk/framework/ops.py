@@ -205,8 +205,8 @@ class Operation:
 
     @property
     def node_def(self) -> Any:
-        from tftk.summary.graph_def import op_to_node_def  # lazy: pulls in protobuf
-        return op_to_node_def(self)
+        from tftk.summary.graph_def import node_def  # lazy: pulls in protobuf
+        return node_def(self)
 
 
 class Graph:
@@ -602,7 +602,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
             return convert_to_tensor(fn(value, dtype=want, name=name), dtype=want)
     if isinstance(value, (list, tuple)) and _contains_tensor(value):
         return _pack_nested(value, want, name)
-    from tftk.ops.constant_op import constant  # the const op lives in the ops layer
+    from tftk.framework.constant_op import constant  # imports this module: resolved at call time
     if want is None:
         hint = preferred_dtype if preferred_dtype is not None else dtype_hint
         if hint is not None:
@@ -621,8 +621,19 @@ def _contains_tensor(value: Any) -> bool:
     return False
 
 
+_auto_packing: list[Callable] = []  # `stack(values, name=...)`, given by the ops layer (array_ops)
+
+
+def register_auto_packing(stack: Callable) -> None:
+    """How a nested list holding tensors becomes one tensor (`[t1, t2]` -> Pack); the ops layer
+    registers its `stack` here, so the framework never imports it."""
+    _auto_packing[:] = [stack]
+
+
 def _pack_nested(value: Any, dtype: Any, name: str | None) -> Tensor:
-    from tftk.ops.array_ops import stack  # auto-packing: [t1, t2] -> Pack
+    if not _auto_packing:
+        raise TypeError("Converting a list holding tensors needs tftk's ops (import tftk first)")
+    stack = _auto_packing[0]
     if isinstance(value, (list, tuple)):
         items = [_pack_nested(v, dtype, None) if isinstance(v, (list, tuple)) else v for v in value]
         return stack(items, name=name or "packed")

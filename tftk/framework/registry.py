@@ -54,6 +54,9 @@ class OpKind:
     holds_state: bool = False  # the op's output refers to per-session state (variable, queue, ...)
     blocking: bool = False  # the kernel may wait for other ops; it synchronises itself
     remote: bool = False  # a task may run it for another process: it updates state the task holds
+    # `static_value(tensor)` -> the output's value when known at build time (constant folding for
+    # shapes and attributes), else None; see framework.constant_value
+    static_value: Callable | None = None
     defined_at: str = ""
     gradient_defined_at: str = ""
     extra: dict = field(default_factory=dict)
@@ -70,7 +73,7 @@ def _caller() -> str:
 def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tuple[int, ...] = (),
                 stateful: bool = False, fresh: bool = False, inplace: Callable | None = None,
                 holds_state: bool = False, blocking: bool = False, inline: Inline | None = None,
-                remote: bool = False) -> OpKind:
+                remote: bool = False, static_value: Callable | None = None) -> OpKind:
     """Register an op type with its kernel factory (or how it is inlined); twice fails.
 
     `fresh` promises the kernel's outputs are new arrays; `inplace` gives a variant allowed to
@@ -87,6 +90,7 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
     kind.kernel = kernel
     kind.inline = Inline(inline) if inline is not None else None
     kind.remote = remote
+    kind.static_value = static_value
     kind.ref_inputs = ref_inputs
     kind.stateful = stateful
     kind.fresh = fresh or inplace is not None

@@ -170,7 +170,7 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
 
 def _in_branch(value: Tensor, pred: Tensor, taken: bool) -> Tensor:
     """A branch result computed outside the branch still has to be *produced* by the branch."""
-    if value.op._guard and value.op._guard[-1] == (pred, taken):
+    if value.op.guard and value.op.guard[-1] == (pred, taken):
         return value
     with pred.graph._cond_branch(pred, taken):
         return make_op("Identity", [value], value.dtype, value.shape)

@@ -7,6 +7,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tftk.framework import dtypes, registry
+from tftk.framework.constant_value import constant_value
+from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import inplace
@@ -416,14 +418,19 @@ def _bind_cast(op, ctx):
     return lambda x: x.astype(target)
 
 
-registry.register_op("Cast", _bind_cast, fresh=True)
+def _static_cast(t: Tensor) -> np.ndarray | None:
+    value = constant_value(t.op.inputs[0])
+    return None if value is None else value.astype(t.dtype.as_numpy_dtype)
+
+
+registry.register_op("Cast", _bind_cast, fresh=True, static_value=_static_cast)
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     """Convert `x` to `dtype` (float → int truncates toward zero, as TF)."""
     target = dtypes.as_dtype(dtype)
-    if hasattr(x, "_cast_sparse"):
-        return x._cast_sparse(target)
+    if isinstance(x, SparseTensor):  # the values change type; indices and shape stay
+        return SparseTensor(x.indices, cast(x.values, target, name), x.dense_shape)
     x = convert_to_tensor(x)
     if x.dtype is target:
         return x
@@ -544,7 +551,6 @@ def _normalize_axis(axis: Any, rank: int | None, op_name: str) -> tuple[int, ...
     if axis is None:
         return None
     if isinstance(axis, Tensor):
-        from tftk.ops.constant_value import constant_value  # static value of a const tensor
         value = constant_value(axis)
         if value is None:
             raise ValueError(f"{op_name}: reduction axes must be known when the graph is built")

@@ -14,7 +14,8 @@ import numpy as np
 
 from tftk.framework import dtypes, registry
 from tftk.framework.func_graph import FuncGraph
-from tftk.framework.indexed_slices import IndexedSlices, densify
+from tftk.framework.indexed_slices import IndexedSlices
+from tftk.ops.indexed_slices_ops import densify
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph, name_scope
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.ops.constant_op import placeholder
