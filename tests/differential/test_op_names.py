@@ -5,7 +5,6 @@ A constant made from a Python operand lives inside the op's scope (`x * 2` is op
 so the variable's checkpoint key) stays as written.
 """
 
-import numpy as np
 import pytest
 
 from tests.tf_oracle import run_in_tf, run_in_tftk

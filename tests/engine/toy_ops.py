@@ -7,8 +7,6 @@ The test module imports this one; a ps task started for the test imports it too.
 
 from __future__ import annotations
 
-import numpy as np
-
 from tftk.framework import registry
 from tftk.framework.ops import convert_to_tensor
 from tftk.ops.op_builder import make_op, op_scope

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tftk.client import cancellation
+from tftk.framework import cancellation
 from tftk.client.executor import KernelContext
 from tftk.client.plan import state_name, variable_of
 from tftk.distributed import wire

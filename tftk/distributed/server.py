@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from tftk.client import cancellation
+from tftk.framework import cancellation
 from tftk.client.executor import KernelContext, VariableBox
 from tftk.distributed import wire
 from tftk.distributed.cluster import ClusterSpec, split_address

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tftk.client.cancellation import wait_until
+from tftk.framework.cancellation import wait_until
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
