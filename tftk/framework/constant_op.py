@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from tftk.framework import dtypes
-from tftk.framework.ops import Tensor, get_default_graph, numpy_value
+from tftk.framework.ops import Tensor, get_default_graph
 from tftk.framework.tensor_shape import as_shape
 
-__all__ = ["constant"]
+__all__ = ["constant", "numpy_value"]
 
 
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const",
@@ -38,3 +38,29 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     array.setflags(write=False)  # constants are shared by every run: kernels must not write them
     op = get_default_graph().create_op("Const", [], [(want, array.shape)], name, {"value": array, "dtype": want})
     return op.outputs[0]
+
+
+def numpy_value(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
+    """A numpy array for a Python/numpy constant, with TF1's default dtypes (float32, int32)."""
+    if dtype is not None:
+        npd = dtype.as_numpy_dtype
+        if dtype is dtypes.string:
+            return np.array(value, dtype=object)
+        arr = np.asarray(value)
+        if arr.dtype.kind == "f" and dtype.is_integer and not np.all(np.mod(arr, 1) == 0):
+            raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}' instead.")
+        if arr.dtype.kind in "SUO" and dtype is not dtypes.string:
+            raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}' instead.")
+        return np.asarray(value, dtype=npd)
+    arr = np.asarray(value)
+    if arr.dtype.kind in "SU" or arr.dtype.kind == "O":
+        return np.array(value, dtype=object)
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        return arr
+    if arr.dtype == np.float64:
+        return arr.astype(np.float32)
+    if arr.dtype == np.int64:
+        if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
+            return arr
+        return arr.astype(np.int32)
+    return arr

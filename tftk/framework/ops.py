@@ -11,8 +11,6 @@ import threading
 import traceback
 from typing import Any, Callable, Iterable, Iterator
 
-import numpy as np
-
 from tftk.framework import dtypes as _dtypes
 from tftk.framework.device import DeviceSpec, merge_device_strings
 from tftk.framework.tensor_shape import TensorShape, as_shape
@@ -638,32 +636,6 @@ def _pack_nested(value: Any, dtype: Any, name: str | None) -> Tensor:
         items = [_pack_nested(v, dtype, None) if isinstance(v, (list, tuple)) else v for v in value]
         return stack(items, name=name or "packed")
     return convert_to_tensor(value, dtype=dtype)
-
-
-def numpy_value(value: Any, dtype: _dtypes.DType | None) -> np.ndarray:
-    """A numpy array for a Python/numpy constant, with TF1's default dtypes (float32, int32)."""
-    if dtype is not None:
-        npd = dtype.as_numpy_dtype
-        if dtype is _dtypes.string:
-            return np.array(value, dtype=object)
-        arr = np.asarray(value)
-        if arr.dtype.kind == "f" and dtype.is_integer and not np.all(np.mod(arr, 1) == 0):
-            raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}' instead.")
-        if arr.dtype.kind in "SUO" and dtype is not _dtypes.string:
-            raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}' instead.")
-        return np.asarray(value, dtype=npd)
-    arr = np.asarray(value)
-    if arr.dtype.kind in "SU" or arr.dtype.kind == "O":
-        return np.array(value, dtype=object)
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        return arr
-    if arr.dtype == np.float64:
-        return arr.astype(np.float32)
-    if arr.dtype == np.int64:
-        if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
-            return arr
-        return arr.astype(np.int32)
-    return arr
 
 
 @contextlib.contextmanager
