@@ -85,3 +85,18 @@ def test_a_remote_task_runs_a_toy_op_declared_remote(ps_with_toy_ops):
             sess.run(local_only)
     with tf.Session(f"grpc://{cluster['ps'][0]}") as sess:  # the update landed on the ps
         np.testing.assert_array_equal(sess.run(v), [3, 4])
+
+
+def test_the_sub_plan_entry_point_compiles_a_graph_once_and_runs_it_on_arrays():
+    """What tf.data's map functions build on: a graph traced with placeholder inputs, compiled
+    once through KernelContext.function, called per element with arrays."""
+    from tftk.client.executor import KernelContext
+    graph = tf.Graph()
+    with graph.as_default():
+        a, b = tf.placeholder(tf.float32, [None]), tf.placeholder(tf.float32, [])
+        out = toy_affine(a * b, 1.0, 1.0)
+    function = KernelContext(None).function(graph, [a, b], [out, a])
+    for scale in (1.0, 3.0):
+        got, echoed = function(np.array([1, 2], np.float32), np.float32(scale))
+        np.testing.assert_array_equal(got, [scale + 1, 2 * scale + 1])
+        np.testing.assert_array_equal(echoed, [1, 2])
