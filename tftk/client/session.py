@@ -23,10 +23,13 @@ class _FetchStructure:
 
     def __init__(self, graph: Graph, fetches: Any):
         self._fetches = fetches
-        self.elements: list[Tensor | Operation] = [_fetch_element(graph, leaf)
-                                                   for leaf in nest.flatten(fetches, expand_composites=True)]
+        self._single = isinstance(fetches, (Tensor, Operation))  # the common case: no walk
+        leaves = [fetches] if self._single else nest.flatten(fetches, expand_composites=True)
+        self.elements: list[Tensor | Operation] = [_fetch_element(graph, leaf) for leaf in leaves]
 
     def build(self, values: list[Any]) -> Any:
+        if self._single:
+            return values[0]
         return nest.pack_sequence_as(self._fetches, values, expand_composites=True)
 
 

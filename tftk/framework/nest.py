@@ -23,22 +23,39 @@ def _keys(mapping: collections.abc.Mapping) -> list:
         return list(mapping)
 
 
-def _children(value: Any, expand_composites: bool) -> list | None:
-    """The sub-structures of `value` in visiting order, or None for a leaf."""
-    if isinstance(value, collections.abc.Mapping):
-        return [value[k] for k in _keys(value)]
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    if expand_composites and hasattr(value, "_fetch_parts"):
-        return list(value._fetch_parts()[0])
-    return None
+_LEAF, _MAPPING, _NAMEDTUPLE, _SEQUENCE, _COMPOSITE = range(5)
+_kinds: dict[type, int] = {}  # decided once per type: Session.run walks its fetches every step
+
+
+def _kind(value: Any, expand_composites: bool) -> int:
+    cls = type(value)
+    kind = _kinds.get(cls)
+    if kind is None:
+        if issubclass(cls, collections.abc.Mapping):
+            kind = _MAPPING
+        elif issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            kind = _NAMEDTUPLE
+        elif issubclass(cls, (list, tuple)):
+            kind = _SEQUENCE
+        elif hasattr(cls, "_fetch_parts"):
+            kind = _COMPOSITE
+        else:
+            kind = _LEAF
+        _kinds[cls] = kind
+    return _LEAF if kind == _COMPOSITE and not expand_composites else kind
 
 
 def flatten(structure: Any, expand_composites: bool = False) -> list:
     """The leaves of `structure`, depth first."""
-    children = _children(structure, expand_composites)
-    if children is None:
+    kind = _kind(structure, expand_composites)
+    if kind == _LEAF:
         return [structure]
+    if kind == _MAPPING:
+        children = [structure[k] for k in _keys(structure)]
+    elif kind == _COMPOSITE:
+        children = structure._fetch_parts()[0]
+    else:
+        children = structure
     return [leaf for child in children for leaf in flatten(child, expand_composites)]
 
 
@@ -55,17 +72,18 @@ _END = object()
 
 
 def _build(structure: Any, leaves: Iterator, expand_composites: bool) -> Any:
-    if isinstance(structure, collections.abc.Mapping):
+    kind = _kind(structure, expand_composites)
+    if kind == _LEAF:
+        try:
+            return next(leaves)
+        except StopIteration:
+            raise ValueError(f"Too few leaves for the structure (ran out at {structure!r})") from None
+    if kind == _MAPPING:
         built = {k: _build(structure[k], leaves, expand_composites) for k in _keys(structure)}
         return type(structure)((k, built[k]) for k in structure)
-    if isinstance(structure, tuple) and hasattr(structure, "_fields"):
+    if kind == _NAMEDTUPLE:
         return type(structure)(*[_build(s, leaves, expand_composites) for s in structure])
-    if isinstance(structure, (list, tuple)):
+    if kind == _SEQUENCE:
         return type(structure)(_build(s, leaves, expand_composites) for s in structure)
-    if expand_composites and hasattr(structure, "_fetch_parts"):
-        parts, rebuild = structure._fetch_parts()
-        return rebuild(*[_build(p, leaves, expand_composites) for p in parts])
-    try:
-        return next(leaves)
-    except StopIteration:
-        raise ValueError(f"Too few leaves for the structure (ran out at {structure!r})") from None
+    parts, rebuild = structure._fetch_parts()
+    return rebuild(*[_build(p, leaves, expand_composites) for p in parts])
