@@ -85,6 +85,6 @@ def test_training_matches_with_and_without_reuse(monkeypatch):
                 return sess.run(w)
 
     reused = train()
-    from tftk.client import executor
-    monkeypatch.setattr(executor, "_donation_rule", lambda *a: (lambda name, step: False))
+    from tftk.client import plan
+    monkeypatch.setattr(plan, "donation_rule", lambda *a: (lambda slot, step: False))
     np.testing.assert_array_equal(train(), reused)

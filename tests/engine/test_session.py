@@ -179,6 +179,15 @@ def test_plans_are_cached_and_graph_growth_invalidates_them():
         assert sess.run(y, {x: 3.0}) == 6.0
 
 
+def test_feed_dict_order_does_not_make_a_new_plan():
+    a, b = tf.placeholder(tf.float32, []), tf.placeholder(tf.float32, [])
+    d = a - b
+    with tf.Session() as sess:
+        assert sess.run(d, {a: 5.0, b: 2.0}) == 3.0
+        assert sess.run(d, {b: 2.0, a: 5.0}) == 3.0  # same feed set, other order: same values
+        assert len(sess._plans) == 1
+
+
 def test_make_callable_runs_with_positional_feeds():
     x = tf.placeholder(tf.float32, [])
     y = x * x

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections.abc
 import contextlib
 import sys
 import time
@@ -12,7 +11,7 @@ import numpy as np
 
 from tftk.client import executor
 from tftk.client.config import ConfigProto, apply_thread_limits
-from tftk.framework import errors
+from tftk.framework import errors, nest
 from tftk.framework.ops import (Graph, Operation, Tensor, _default_session_stack,
                                 get_default_graph)
 
@@ -23,50 +22,33 @@ class _FetchStructure:
     """Flattens nested fetches to a list of graph elements and rebuilds results in their shape."""
 
     def __init__(self, graph: Graph, fetches: Any):
-        self.elements: list[Tensor | Operation] = []
-        self._template = self._flatten(graph, fetches)
-
-    def _flatten(self, graph: Graph, fetch: Any) -> Any:
-        if isinstance(fetch, (Tensor, Operation)) or fetch is None or isinstance(fetch, str) \
-                or hasattr(fetch, "_as_graph_element"):
-            if fetch is None:
-                raise TypeError("Fetch argument None has invalid type <class 'NoneType'>: a fetch "
-                                "must be a Tensor, an Operation, or a name in the graph.")
-            try:
-                element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
-            except KeyError as exc:
-                raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
-                                 f"({exc.args[0]})") from None
-            except ValueError as exc:
-                raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
-                                 f"({exc})") from None
-            self.elements.append(element)
-            return len(self.elements) - 1
-        if hasattr(fetch, "_fetch_parts"):  # SparseTensor, IndexedSlices: fetched as their parts
-            parts, rebuild = fetch._fetch_parts()
-            return ("custom", rebuild, [self._flatten(graph, p) for p in parts])
-        if isinstance(fetch, tuple) and hasattr(fetch, "_fields"):
-            return ("namedtuple", type(fetch), [self._flatten(graph, f) for f in fetch])
-        if isinstance(fetch, (list, tuple)):
-            return (type(fetch), [self._flatten(graph, f) for f in fetch])
-        if isinstance(fetch, collections.abc.Mapping):
-            return ("dict", type(fetch), [(k, self._flatten(graph, v)) for k, v in fetch.items()])
-        raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}: a fetch must be "
-                        "a Tensor, an Operation, a name string, or a list/tuple/dict of those.")
+        self._fetches = fetches
+        self._single = isinstance(fetches, (Tensor, Operation))  # the common case: no walk
+        leaves = [fetches] if self._single else nest.flatten(fetches, expand_composites=True)
+        self.elements: list[Tensor | Operation] = [_fetch_element(graph, leaf) for leaf in leaves]
 
     def build(self, values: list[Any]) -> Any:
-        return self._build(self._template, values)
+        if self._single:
+            return values[0]
+        return nest.pack_sequence_as(self._fetches, values, expand_composites=True)
 
-    def _build(self, template: Any, values: list[Any]) -> Any:
-        if isinstance(template, int):
-            return values[template]
-        if template[0] == "custom":
-            return template[1](*[self._build(t, values) for t in template[2]])
-        if template[0] == "namedtuple":
-            return template[1](*[self._build(t, values) for t in template[2]])
-        if template[0] == "dict":
-            return template[1]((k, self._build(t, values)) for k, t in template[2])
-        return template[0](self._build(t, values) for t in template[1])
+
+def _fetch_element(graph: Graph, fetch: Any) -> Tensor | Operation:
+    """The graph element one leaf of the fetches names (a Tensor, an Operation or a name)."""
+    if fetch is None:
+        raise TypeError("Fetch argument None has invalid type <class 'NoneType'>: a fetch "
+                        "must be a Tensor, an Operation, or a name in the graph.")
+    if not (isinstance(fetch, (Tensor, Operation, str)) or hasattr(fetch, "_as_graph_element")):
+        raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}: a fetch must be "
+                        "a Tensor, an Operation, a name string, or a list/tuple/dict of those.")
+    try:
+        return graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+    except KeyError as exc:
+        raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
+                         f"({exc.args[0]})") from None
+    except ValueError as exc:
+        raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
+                         f"({exc})") from None
 
 
 def _as_fetch_value(value: Any) -> Any:
@@ -204,6 +186,9 @@ class BaseSession:
             for tensor, sub_value in self._feed_parts(key, value):
                 tensors.append(tensor)
                 values.append(_checked_feed(tensor, sub_value))
+        if len(tensors) > 1:  # one plan per feed *set*: the dict's order must not matter
+            order = sorted(range(len(tensors)), key=lambda i: (tensors[i].op.id, tensors[i].value_index))
+            tensors, values = [tensors[i] for i in order], [values[i] for i in order]
         return tensors, values
 
     def _feed_parts(self, key: Any, value: Any) -> list[tuple[Tensor, Any]]:

@@ -52,7 +52,9 @@ def check_numerics(tensor: Any, message: str, name: str | None = None) -> Tensor
     return make_op("CheckNumerics", [x], x.dtype, x.shape, name or "CheckNumerics", {"message": message})
 
 
-_UNCHECKED = frozenset({"CheckNumerics", "VariableV2", "Variable"})  # variables: references (TF1 skips refs)
+def _unchecked(op: Operation) -> bool:
+    """Checks and variables (references: TF1 skips refs) get no check of their own."""
+    return op.type == "CheckNumerics" or registry.lookup(op.type).inline is registry.Inline.VARIABLE
 
 
 def add_check_numerics_ops() -> Operation:
@@ -65,10 +67,10 @@ def add_check_numerics_ops() -> Operation:
     graph = get_default_graph()
     checks = []
     for op in list(graph.get_operations()):
-        if op.type in _UNCHECKED:
+        if _unchecked(op):
             continue
         for tensor in op.outputs:
             if tensor.dtype.is_floating:
-                with guard_scope(graph, op._guard), graph.control_dependencies(None):
+                with guard_scope(graph, op.guard), graph.control_dependencies(None):
                     checks.append(check_numerics(tensor, f"{tensor.name}"))
     return group(*checks)

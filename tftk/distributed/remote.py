@@ -16,8 +16,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tftk.client import cancellation
-from tftk.client.executor import KernelContext, _variable_of, state_name
+from tftk.framework import cancellation
+from tftk.client.executor import KernelContext
+from tftk.client.plan import state_name, variable_of
 from tftk.distributed import auth, wire
 from tftk.distributed.cluster import ClusterSpec, split_address
 from tftk.distributed.server import in_process_server, op_key
@@ -172,7 +173,7 @@ class ClusterContext(KernelContext):
     def bind(self, op: Operation, kind: Any, donor: int | None) -> Any:
         """Ops updating state of another process run on its task; all others run here."""
         refs = kind.ref_inputs
-        tasks = {self._address_of(_variable_of(op.inputs[i])) for i in refs}
+        tasks = {self._address_of(variable_of(op.inputs[i])) for i in refs}
         if len(tasks) > 1:
             raise errors.InvalidArgumentError(
                 None, op, f"{op.name} ({op.type}) takes state held on several tasks ({', '.join(sorted(tasks))}): "
@@ -193,7 +194,7 @@ class ClusterContext(KernelContext):
             "name": op.name,
             "attrs": {name: _encoded_attr(op, name, value) for name, value in op.attrs.items()},
             "inputs": [{"dtype": t.dtype.name, "shape": t.shape.as_tuple(),
-                        "variable": state_name(_variable_of(t)) if i in refs else None}
+                        "variable": state_name(variable_of(t)) if i in refs else None}
                        for i, t in enumerate(op.inputs)],
             "outputs": [{"dtype": t.dtype.name, "shape": t.shape.as_tuple()} for t in op.outputs],
         }

@@ -9,7 +9,6 @@ servers. Variables outlive sessions: they live as long as the server.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import socket
@@ -20,7 +19,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from tftk.client import cancellation
+from tftk.framework import cancellation
 from tftk.client.executor import KernelContext, VariableBox
 from tftk.distributed import auth, wire
 from tftk.distributed.cluster import ClusterSpec, split_address
@@ -35,17 +34,13 @@ _WAIT_BUDGET_SECS = 0.5  # how long a dequeue or take_grad waits per request bef
 _in_process: dict[str, "Server"] = {}  # "host:port" of each running server of this process
 
 
-@functools.cache
-def _served_ops() -> frozenset[str]:
-    """The op types a task runs for other processes: updates of the state it holds, nothing that
-    reads files or runs arbitrary computation."""
-    from tftk.train.training_ops import UPDATE_KINDS
-    updates = {kind for name in UPDATE_KINDS for kind in (name, "Sparse" + name)}
-    return frozenset(updates | {
-        "Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd", "ScatterSub", "CountUpTo",
-        "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2",
-        "QueueSizeV2", "QueueCloseV2", "AccumulatorApplyGradient", "AccumulatorTakeGradient",
-        "AccumulatorNumAccumulated", "AccumulatorSetGlobalStep"})
+def _served(op_type: str) -> bool:
+    """Whether a task runs `op_type` for other processes: updates of the state it holds (declared
+    `remote` where the op is registered), nothing that reads files or runs arbitrary computation."""
+    try:
+        return registry.lookup(op_type).remote
+    except KeyError:
+        return False
 
 
 def in_process_server(address: str) -> "Server | None":
@@ -124,7 +119,7 @@ class _RemoteOps:
             if key in self._bound:
                 return
             op_type = description["type"]
-            if op_type not in _served_ops():
+            if not _served(op_type):
                 raise errors.PermissionDeniedError(
                     None, None, f"{op_type} ({description['name']}) does not run on a task for other processes: "
                     "tasks only update the variables, queues and accumulators they hold. Place the op on the "

@@ -3,7 +3,7 @@
 No pickle: a message carries only JSON values and numeric/bool/bytes arrays. A malformed one (not
 a JSON object, bad dtype, negative or oversized shape, nesting too deep) raises MalformedMessage,
 and memory is taken only as bytes arrive: a header announcing a huge array costs nothing until
-the data comes. What a task does with a request is limited by the server (see `server._served_ops`).
+the data comes. What a task does with a request is limited by the server (see `server._served`).
 """
 
 from __future__ import annotations

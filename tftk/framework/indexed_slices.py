@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from tftk.framework import registry
-from tftk.framework.ops import Tensor, register_tensor_conversion_function
+from tftk.framework.ops import Tensor
 from tftk.framework.tensor_shape import TensorShape
 
-__all__ = ["IndexedSlices", "IndexedSlicesValue", "densify"]
+__all__ = ["IndexedSlices", "IndexedSlicesValue"]
 
 
 class IndexedSlicesValue:
@@ -27,7 +26,8 @@ class IndexedSlices:
     """Rows `indices` of a dense tensor of shape `dense_shape`, with values `values`.
 
     Gradients of gather/embedding_lookup are IndexedSlices so optimizers can update only the
-    looked-up rows; any op that needs a dense tensor converts it (summing duplicate rows).
+    looked-up rows; any op that needs a dense tensor converts it (summing duplicate rows: the op
+    doing that, and the conversion, live in tftk.ops.indexed_slices_ops).
     """
 
     def __init__(self, values: Tensor, indices: Tensor, dense_shape: Tensor | None = None):
@@ -41,7 +41,7 @@ class IndexedSlices:
 
     @property
     def shape(self) -> TensorShape:
-        from tftk.ops.constant_value import constant_value
+        from tftk.framework.constant_value import constant_value
         if self.dense_shape is None:
             return TensorShape(None)
         value = constant_value(self.dense_shape)
@@ -59,32 +59,3 @@ class IndexedSlices:
 
     def __repr__(self) -> str:
         return f"IndexedSlices(indices={self.indices}, values={self.values}, dense_shape={self.dense_shape})"
-
-
-def _densify_kernel(op, ctx):
-    def kernel(values, indices, dense_shape):
-        out = np.zeros(tuple(dense_shape.tolist()), dtype=values.dtype)
-        np.add.at(out, indices, values)
-        return out
-    return kernel
-
-
-registry.register_op("IndexedSlicesToDense", _densify_kernel)
-
-
-@registry.register_gradient("IndexedSlicesToDense")
-def _densify_grad(op, grad):
-    from tftk.ops.array_ops_ext import gather
-    return [gather(grad, op.inputs[1]), None, None]
-
-
-def densify(value: IndexedSlices, dtype: Any = None, name: str | None = None) -> Tensor:
-    """The dense tensor an IndexedSlices stands for (duplicate rows summed)."""
-    from tftk.ops.op_builder import make_op
-    if value.dense_shape is None:
-        raise ValueError("Cannot convert IndexedSlices without a dense_shape to a Tensor")
-    return make_op("IndexedSlicesToDense", [value.values, value.indices, value.dense_shape],
-                   value.values.dtype, value.shape, name or "IndexedSlicesToDense")
-
-
-register_tensor_conversion_function(IndexedSlices, lambda v, dtype=None, name=None: densify(v, dtype, name))

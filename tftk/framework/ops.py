@@ -11,8 +11,6 @@ import threading
 import traceback
 from typing import Any, Callable, Iterable, Iterator
 
-import numpy as np
-
 from tftk.framework import dtypes as _dtypes
 from tftk.framework.device import DeviceSpec, merge_device_strings
 from tftk.framework.tensor_shape import TensorShape, as_shape
@@ -176,6 +174,9 @@ class Operation:
     device = property(lambda self: self._device)
     traceback = property(lambda self: list(self._traceback))
     attrs = property(lambda self: self._attrs)
+    id = property(lambda self: self._id, doc="Creation order within the graph (unique per graph).")
+    guard = property(lambda self: self._guard,
+                     doc="The cond branches this op runs in: ((pred_tensor, taken_when), ...).")
 
     def values(self) -> tuple[Tensor, ...]:
         return tuple(self._outputs)
@@ -202,8 +203,8 @@ class Operation:
 
     @property
     def node_def(self) -> Any:
-        from tftk.summary.graph_def import op_to_node_def  # lazy: pulls in protobuf
-        return op_to_node_def(self)
+        from tftk.summary.graph_def import node_def  # lazy: pulls in protobuf
+        return node_def(self)
 
 
 class Graph:
@@ -599,7 +600,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
             return convert_to_tensor(fn(value, dtype=want, name=name), dtype=want)
     if isinstance(value, (list, tuple)) and _contains_tensor(value):
         return _pack_nested(value, want, name)
-    from tftk.ops.constant_op import constant  # the const op lives in the ops layer
+    from tftk.framework.constant_op import constant  # imports this module: resolved at call time
     if want is None:
         hint = preferred_dtype if preferred_dtype is not None else dtype_hint
         if hint is not None:
@@ -618,38 +619,23 @@ def _contains_tensor(value: Any) -> bool:
     return False
 
 
+_auto_packing: list[Callable] = []  # `stack(values, name=...)`, given by the ops layer (array_ops)
+
+
+def register_auto_packing(stack: Callable) -> None:
+    """How a nested list holding tensors becomes one tensor (`[t1, t2]` -> Pack); the ops layer
+    registers its `stack` here, so the framework never imports it."""
+    _auto_packing[:] = [stack]
+
+
 def _pack_nested(value: Any, dtype: Any, name: str | None) -> Tensor:
-    from tftk.ops.array_ops import stack  # auto-packing: [t1, t2] -> Pack
+    if not _auto_packing:
+        raise TypeError("Converting a list holding tensors needs tftk's ops (import tftk first)")
+    stack = _auto_packing[0]
     if isinstance(value, (list, tuple)):
         items = [_pack_nested(v, dtype, None) if isinstance(v, (list, tuple)) else v for v in value]
         return stack(items, name=name or "packed")
     return convert_to_tensor(value, dtype=dtype)
-
-
-def numpy_value(value: Any, dtype: _dtypes.DType | None) -> np.ndarray:
-    """A numpy array for a Python/numpy constant, with TF1's default dtypes (float32, int32)."""
-    if dtype is not None:
-        npd = dtype.as_numpy_dtype
-        if dtype is _dtypes.string:
-            return np.array(value, dtype=object)
-        arr = np.asarray(value)
-        if arr.dtype.kind == "f" and dtype.is_integer and not np.all(np.mod(arr, 1) == 0):
-            raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}' instead.")
-        if arr.dtype.kind in "SUO" and dtype is not _dtypes.string:
-            raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}' instead.")
-        return np.asarray(value, dtype=npd)
-    arr = np.asarray(value)
-    if arr.dtype.kind in "SU" or arr.dtype.kind == "O":
-        return np.array(value, dtype=object)
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        return arr
-    if arr.dtype == np.float64:
-        return arr.astype(np.float32)
-    if arr.dtype == np.int64:
-        if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
-            return arr
-        return arr.astype(np.int32)
-    return arr
 
 
 @contextlib.contextmanager

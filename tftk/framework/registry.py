@@ -4,6 +4,12 @@ Kernel contract: `kernel(op, ctx)` is called once when a plan is bound to a sess
 function `fn(*input_arrays)` giving the op's output array (one output) or a tuple (several). The
 factory does all attribute work up front so the per-step call is bare.
 
+Execution facts are data on the entry (`OpKind`): whether plans write the op inline instead of
+calling a kernel (`inline`), which inputs are variable references it writes through (`ref_inputs`),
+whether its output is per-session state (`holds_state`), may wait on other ops (`blocking`), may
+run on a task for another process (`remote`), ... Nothing outside the op's own module names an
+op-type string to decide how to run it.
+
 Gradient contract (TF1's): `gradient(op, *output_grads)` returns one gradient per input of `op`,
 None where an input gets none. Ops listed with `not_differentiable` yield None for every input;
 an op with neither is an error at `gradients()` time, naming the op.
@@ -11,12 +17,23 @@ an op with neither is an error at `gradients()` time, naming the op.
 
 from __future__ import annotations
 
+import enum
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["OpKind", "register_op", "register_gradient", "not_differentiable", "lookup",
+__all__ = ["OpKind", "Inline", "register_op", "register_gradient", "not_differentiable", "lookup",
            "registered_types", "RegisterGradient", "NotDifferentiable", "register_fusion", "fusion"]
+
+
+class Inline(str, enum.Enum):
+    """How a plan runs an op that has no kernel call of its own."""
+
+    CONSTANT = "constant"  # the value is the op's `value` attr, known when the plan is built
+    FEED = "feed"  # the value must be fed (a placeholder): a plan without the feed is an error
+    ALIAS = "alias"  # output 0 is input 0 itself (Identity, StopGradient): no copy, no call
+    VARIABLE = "variable"  # output 0 is the op's variable storage in the session (read when used)
+    MERGE = "merge"  # tf.cond's join: inputs (pred, value_if_true, value_if_false)
 
 
 @dataclass
@@ -25,6 +42,7 @@ class OpKind:
 
     type: str
     kernel: Callable | None = None
+    inline: Inline | None = None  # set for ops plans write inline (no kernel; see Inline)
     gradient: Callable | None = None
     differentiable: bool = True
     ref_inputs: tuple[int, ...] = ()  # inputs that are variable references, not values
@@ -35,6 +53,10 @@ class OpKind:
     inplace: Callable | None = None
     holds_state: bool = False  # the op's output refers to per-session state (variable, queue, ...)
     blocking: bool = False  # the kernel may wait for other ops; it synchronises itself
+    remote: bool = False  # a task may run it for another process: it updates state the task holds
+    # `static_value(tensor)` -> the output's value when known at build time (constant folding for
+    # shapes and attributes), else None; see framework.constant_value
+    static_value: Callable | None = None
     defined_at: str = ""
     gradient_defined_at: str = ""
     extra: dict = field(default_factory=dict)
@@ -50,18 +72,25 @@ def _caller() -> str:
 
 def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tuple[int, ...] = (),
                 stateful: bool = False, fresh: bool = False, inplace: Callable | None = None,
-                holds_state: bool = False, blocking: bool = False) -> OpKind:
-    """Register an op type with its kernel factory; registering a type twice fails.
+                holds_state: bool = False, blocking: bool = False, inline: Inline | None = None,
+                remote: bool = False, static_value: Callable | None = None) -> OpKind:
+    """Register an op type with its kernel factory (or how it is inlined); twice fails.
 
     `fresh` promises the kernel's outputs are new arrays; `inplace` gives a variant allowed to
     overwrite an input (see OpKind). Both let the executor reuse buffers of dying temporaries.
     `holds_state` marks ops whose output other ops take as a reference input (variables, queues);
-    `blocking` marks kernels that may wait for other ops (and do their own locking).
+    `blocking` marks kernels that may wait for other ops (and do their own locking); `remote` ops
+    may run on a task for other processes. `inline` ops have no kernel (see Inline).
     """
-    if op_type in _REGISTRY and _REGISTRY[op_type].kernel is not None:
+    if op_type in _REGISTRY and _REGISTRY[op_type].defined_at:
         raise KeyError(f"Op type {op_type!r} is already registered at {_REGISTRY[op_type].defined_at}")
+    if (kernel is None) == (inline is None):
+        raise ValueError(f"Op type {op_type!r} needs exactly one of a kernel factory or an inline rule")
     kind = _REGISTRY.setdefault(op_type, OpKind(op_type))
     kind.kernel = kernel
+    kind.inline = Inline(inline) if inline is not None else None
+    kind.remote = remote
+    kind.static_value = static_value
     kind.ref_inputs = ref_inputs
     kind.stateful = stateful
     kind.fresh = fresh or inplace is not None

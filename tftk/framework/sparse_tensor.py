@@ -39,7 +39,7 @@ class SparseTensor:
 
     @property
     def shape(self) -> TensorShape:
-        from tftk.ops.constant_value import constant_value
+        from tftk.framework.constant_value import constant_value
         value = constant_value(self.dense_shape)
         if value is not None:
             return TensorShape(value.tolist())
@@ -58,10 +58,6 @@ class SparseTensor:
             return [(self.indices, indices), (self.values, values), (self.dense_shape, dense_shape)]
         raise TypeError(f"A SparseTensor must be fed a SparseTensorValue or an (indices, values, "
                         f"dense_shape) tuple, got {type(value).__name__}")
-
-    def _cast_sparse(self, dtype: dtypes.DType) -> "SparseTensor":
-        from tftk.ops.math_ops import cast
-        return SparseTensor(self.indices, cast(self.values, dtype), self.dense_shape)
 
     def eval(self, feed_dict: dict | None = None, session: Any = None) -> SparseTensorValue:
         from tftk.framework.ops import _run_with_default_session

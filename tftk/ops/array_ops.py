@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tftk.framework import dtypes, registry
-from tftk.framework.ops import Tensor, convert_to_tensor
+from tftk.framework.ops import Tensor, convert_to_tensor, register_auto_packing
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_op
@@ -18,12 +18,9 @@ __all__ = [
 ]
 
 
-def _bind_alias(op, ctx):  # Identity-like ops are written inline by the executor
-    raise AssertionError(f"{op.type} is compiled inline")
-
-
-registry.register_op("Identity", _bind_alias)
-registry.register_op("StopGradient", _bind_alias)
+registry.register_op("Identity", inline=registry.Inline.ALIAS, static_value=lambda t: constant_value(t.op.inputs[0]))
+registry.register_op("StopGradient", inline=registry.Inline.ALIAS,
+                     static_value=lambda t: constant_value(t.op.inputs[0]))
 registry.not_differentiable("StopGradient")
 
 
@@ -51,9 +48,26 @@ def _bind_shape(op, ctx):
     return lambda x: np.asarray(x.shape, dtype=npd)
 
 
-registry.register_op("Shape", _bind_shape)
-registry.register_op("Size", lambda op, ctx: _bind_size(op.outputs[0].dtype.as_numpy_dtype))
-registry.register_op("Rank", lambda op, ctx: lambda x: np.asarray(x.ndim, dtype=np.int32))
+def _static_shape(t: Tensor) -> np.ndarray | None:
+    shape = t.op.inputs[0].shape
+    return np.asarray(shape.as_list(), dtype=t.dtype.as_numpy_dtype) if shape.is_fully_defined() else None
+
+
+def _static_size(t: Tensor) -> np.ndarray | None:
+    shape = t.op.inputs[0].shape
+    return np.asarray(shape.num_elements(), dtype=t.dtype.as_numpy_dtype) if shape.is_fully_defined() else None
+
+
+def _static_rank(t: Tensor) -> np.ndarray | None:
+    ndims = t.op.inputs[0].shape.ndims
+    return None if ndims is None else np.asarray(ndims, dtype=np.int32)
+
+
+registry.register_op("Shape", _bind_shape, static_value=_static_shape)
+registry.register_op("Size", lambda op, ctx: _bind_size(op.outputs[0].dtype.as_numpy_dtype),
+                     static_value=_static_size)
+registry.register_op("Rank", lambda op, ctx: lambda x: np.asarray(x.ndim, dtype=np.int32),
+                     static_value=_static_rank)
 registry.not_differentiable("Shape", "Size", "Rank")
 
 
@@ -250,7 +264,12 @@ def _bind_pack(op, ctx):
     return lambda *xs: np.stack(xs, axis=axis)
 
 
-registry.register_op("Pack", _bind_pack)
+def _static_pack(t: Tensor) -> np.ndarray | None:
+    parts = [constant_value(p) for p in t.op.inputs]
+    return np.stack(parts, axis=t.op.get_attr("axis")) if all(p is not None for p in parts) else None
+
+
+registry.register_op("Pack", _bind_pack, static_value=_static_pack)
 
 
 def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
@@ -276,6 +295,9 @@ def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
         axis = axis % r
         out = TensorShape(list(dims[:axis]) + [len(tensors)] + list(dims[axis:]))
     return make_op("Pack", tensors, first.dtype, out, name, {"axis": axis, "N": len(tensors)})
+
+
+register_auto_packing(stack)  # convert_to_tensor([t1, t2]) stacks them
 
 
 @registry.register_gradient("Pack")

@@ -4,39 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from tftk.framework import dtypes, registry
-from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph, numpy_value
+from tftk.framework.constant_op import constant
+from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.ops.op_builder import make_op
 
 __all__ = ["constant", "placeholder", "placeholder_with_default"]
-
-
-def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const",
-             verify_shape: bool = False, _strict: bool = False) -> Tensor:
-    """A tensor with a fixed value; `shape` broadcasts a scalar or reshapes a matching size."""
-    want = dtypes.as_dtype(dtype) if dtype is not None else None
-    array = numpy_value(value, want)
-    if want is None:
-        want = dtypes.as_dtype(array.dtype)
-    if want is dtypes.string:
-        array = np.vectorize(lambda s: s.encode() if isinstance(s, str) else s, otypes=[object])(array) \
-            if array.size else array
-    if shape is not None:
-        target = tuple(as_shape(shape).as_list())
-        if verify_shape and array.shape != target:
-            raise TypeError(f"Expected Tensor's shape: {target}, got {array.shape}.")
-        if array.size == 1:
-            array = np.full(target, array.reshape(()), dtype=array.dtype)
-        elif array.size == int(np.prod(target)):
-            array = array.reshape(target)
-        else:
-            raise ValueError(f"Too many elements provided. Needed at most {int(np.prod(target))}, "
-                             f"but received {array.size}")
-    array.setflags(write=False)  # constants are shared by every run: kernels must not write them
-    return make_op("Const", [], want, array.shape, name, {"value": array, "dtype": want})
 
 
 def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tensor:
@@ -55,13 +30,9 @@ def placeholder_with_default(input: Any, shape: Any, name: str | None = None) ->
                    {"shape": as_shape(shape)})
 
 
-def _no_kernel(op, ctx):  # written inline by the executor
-    raise AssertionError(f"{op.type} is compiled inline")
-
-
-registry.register_op("Const", _no_kernel)
-registry.register_op("Placeholder", _no_kernel)
-registry.register_op("PlaceholderWithDefault", _no_kernel)
+registry.register_op("Const", inline=registry.Inline.CONSTANT, static_value=lambda t: t.op.get_attr("value"))
+registry.register_op("Placeholder", inline=registry.Inline.FEED)
+registry.register_op("PlaceholderWithDefault", inline=registry.Inline.ALIAS)  # its input unless fed
 registry.not_differentiable("Const", "Placeholder")
 
 

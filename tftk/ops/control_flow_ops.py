@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from tftk.framework import dtypes, registry
+from tftk.framework import dtypes, nest, registry
 from tftk.framework.ops import (Operation, Tensor, control_dependencies, convert_to_tensor,
                                 get_default_graph, name_scope)
 from tftk.ops.op_builder import make_multi_op, make_op
@@ -18,7 +18,7 @@ __all__ = ["cond", "case", "group", "tuple", "no_op", "merge", "with_dependencie
 _TupleType = type(())  # this module defines tf.tuple, which shadows the builtin
 
 registry.register_op("NoOp", lambda op, ctx: _nothing)
-registry.register_op("Merge", lambda op, ctx: _inline)
+registry.register_op("Merge", inline=registry.Inline.MERGE)
 registry.not_differentiable("NoOp")
 
 
@@ -26,8 +26,6 @@ def _nothing() -> None:
     return None
 
 
-def _inline(*args: Any) -> None:
-    raise AssertionError("Merge is compiled inline")
 
 
 @registry.register_gradient("Merge")
@@ -103,30 +101,6 @@ def merge(pred: Tensor, if_true: Tensor, if_false: Tensor, name: str | None = No
     return make_op("Merge", [pred, if_true, if_false], if_true.dtype, shape, name)
 
 
-def _flatten(structure: Any) -> list:
-    if isinstance(structure, (list, _TupleType)):
-        return [leaf for item in structure for leaf in _flatten(item)]
-    if isinstance(structure, dict):
-        return [leaf for k in sorted(structure) for leaf in _flatten(structure[k])]
-    return [structure]
-
-
-def _pack_like(structure: Any, leaves: list) -> Any:
-    it = iter(leaves)
-
-    def build(s: Any) -> Any:
-        if isinstance(s, list):
-            return [build(x) for x in s]
-        if isinstance(s, _TupleType):
-            items = [build(x) for x in s]
-            return type(s)(*items) if hasattr(s, "_fields") else _TupleType(items)
-        if isinstance(s, dict):
-            return {k: build(s[k]) for k in sorted(s)}
-        return next(it)
-
-    return build(structure)
-
-
 def _run_branch(fn: Callable | None, pred: Tensor, taken: bool, label: str) -> Any:
     graph = pred.graph
     with graph._cond_branch(pred, taken), name_scope(label):
@@ -148,7 +122,7 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
             raise ValueError(f"cond's pred must be a scalar bool tensor, got {pred!r}")
         true_out = _run_branch(true_fn, pred, True, "cond_true")
         false_out = _run_branch(false_fn, pred, False, "cond_false")
-        t_leaves, f_leaves = _flatten(true_out), _flatten(false_out)
+        t_leaves, f_leaves = nest.flatten(true_out), nest.flatten(false_out)
         if len(t_leaves) != len(f_leaves):
             raise ValueError(f"true_fn and false_fn must return the same structure: got {true_out!r} "
                              f"and {false_out!r}")
@@ -164,7 +138,7 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
             t = _in_branch(convert_to_tensor(t), pred, True)
             f = _in_branch(convert_to_tensor(f, dtype=t.dtype), pred, False)
             merged.append(merge(pred, t, f))
-        result = _pack_like(true_out, merged)
+        result = nest.pack_sequence_as(true_out, merged)
         if not strict and isinstance(result, list) and len(result) == 1:
             return result[0]
         return result
@@ -172,7 +146,7 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
 
 def _in_branch(value: Tensor, pred: Tensor, taken: bool) -> Tensor:
     """A branch result computed outside the branch still has to be *produced* by the branch."""
-    if value.op._guard and value.op._guard[-1] == (pred, taken):
+    if value.op.guard and value.op.guard[-1] == (pred, taken):
         return value
     with pred.graph._cond_branch(pred, taken):
         return make_op("Identity", [value], value.dtype, value.shape)

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tftk.client.cancellation import wait_until
+from tftk.framework.cancellation import wait_until
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
@@ -167,7 +167,7 @@ for _op_type, _factory, _blocking in (
         ("QueueDequeueV2", _bind_dequeue(False), True), ("QueueDequeueManyV2", _bind_dequeue(True), True),
         ("QueueDequeueUpToV2", _bind_dequeue(True, up_to=True), True),
         ("QueueSizeV2", _bind_size, False), ("QueueCloseV2", _bind_close, False)):
-    registry.register_op(_op_type, _factory, ref_inputs=(0,), stateful=True, blocking=_blocking)
+    registry.register_op(_op_type, _factory, ref_inputs=(0,), stateful=True, blocking=_blocking, remote=True)
 registry.register_op("FIFOQueueV2", _bind_handle, stateful=True, holds_state=True)
 registry.register_op("RandomShuffleQueueV2", _bind_handle, stateful=True, holds_state=True)
 registry.not_differentiable("FIFOQueueV2", "RandomShuffleQueueV2", "QueueEnqueueV2", "QueueEnqueueManyV2",
@@ -335,7 +335,8 @@ for _op_type, _method, _blocking in (("AccumulatorApplyGradient", "apply", False
                                      ("AccumulatorTakeGradient", "take", True),
                                      ("AccumulatorNumAccumulated", "count", False),
                                      ("AccumulatorSetGlobalStep", "set_step", False)):
-    registry.register_op(_op_type, _bind_accumulator(_method), ref_inputs=(0,), stateful=True, blocking=_blocking)
+    registry.register_op(_op_type, _bind_accumulator(_method), ref_inputs=(0,), stateful=True,
+                         blocking=_blocking, remote=True)
 registry.register_op("ConditionalAccumulator", _bind_handle, stateful=True, holds_state=True)
 registry.not_differentiable("ConditionalAccumulator", "AccumulatorApplyGradient", "AccumulatorTakeGradient",
                             "AccumulatorNumAccumulated", "AccumulatorSetGlobalStep")

@@ -50,7 +50,7 @@ def _bind_lookup(op, ctx):
         total = sum(sizes)
         if flat.size and (flat.min() < 0 or flat.max() >= total):
             bad = int(flat[(flat < 0) | (flat >= total)][0])
-            raise InvalidArgumentError(op, None, f"embedding_lookup: id {bad} is not in [0, {total})")
+            raise InvalidArgumentError(None, op, f"embedding_lookup: id {bad} is not in [0, {total})")
         row_shape = params[0].shape[1:]
         if len(params) == 1:
             return params[0].take(flat, axis=0).reshape(ids.shape + row_shape)
@@ -60,7 +60,7 @@ def _bind_lookup(op, ctx):
             mask = part == p
             rows = row[mask]
             if rows.size and rows.max() >= values.shape[0]:
-                raise InvalidArgumentError(op, None, f"embedding_lookup: partition {p} has {values.shape[0]} "
+                raise InvalidArgumentError(None, op, f"embedding_lookup: partition {p} has {values.shape[0]} "
                                                      f"rows but id needs row {int(rows.max())} ({strategy})")
             out[mask] = values[rows]
         return out.reshape(ids.shape + row_shape)

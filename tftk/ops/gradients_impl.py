@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from tftk.framework import registry
-from tftk.framework.indexed_slices import IndexedSlices, densify
+from tftk.framework.indexed_slices import IndexedSlices
+from tftk.ops.indexed_slices_ops import densify
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor, guard_scope, name_scope
 
 __all__ = ["gradients", "AggregationMethod"]
@@ -41,7 +42,7 @@ def _ops_between(ys: list[Tensor], xs: list[Tensor], stops: set[Operation]) -> s
             continue
         reached.add(op)
         for t in op.outputs:
-            frontier.extend(c for c in t._consumers if c not in reached)
+            frontier.extend(c for c in t.consumers() if c not in reached)
     between: set[Operation] = set()
     frontier = [y.op for y in ys if y.op in reached]
     while frontier:
@@ -100,15 +101,15 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
         for y, gy in zip(ys, grad_ys):
             if gy is None:
                 from tftk.ops.array_ops import ones_like
-                with guard_scope(graph, y.op._guard):
+                with guard_scope(graph, y.op.guard):
                     gy = ones_like(y, name=f"grad_ys_{ys.index(y)}")
             grads.setdefault(y, []).append(convert_to_tensor(gy, dtype=y.dtype))
-        for op in sorted(between, key=lambda o: o._id, reverse=True):
+        for op in sorted(between, key=lambda o: o.id, reverse=True):
             if op in stop_ops or not any(t in grads for t in op.outputs):
                 continue
             if not op.inputs:
                 continue
-            with guard_scope(graph, op._guard):
+            with guard_scope(graph, op.guard):
                 out_grads = [_aggregate(grads.get(t, [])) for t in op.outputs]
                 for t, g in zip(op.outputs, out_grads):
                     if g is not None:
@@ -117,8 +118,8 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
             for x, g in zip(op.inputs, in_grads):
                 if g is None or x.op not in between:
                     continue
-                if len(x.op._guard) < len(op._guard):
-                    g = _leave_branches(g, op._guard, x.op._guard, x)
+                if len(x.op.guard) < len(op.guard):
+                    g = _leave_branches(g, op.guard, x.op.guard, x)
                 grads.setdefault(x, []).append(g)
         return [_aggregate(grads.get(x, [])) for x in xs]
 

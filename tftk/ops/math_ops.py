@@ -7,10 +7,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tftk.framework import dtypes, registry
+from tftk.framework.constant_value import constant_value
+from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import inplace
-from tftk.ops.op_builder import binary_inputs, broadcast_shape, make_op
+from tftk.ops.op_builder import binary_inputs, broadcast_shape, make_op, op_scope
 
 __all__ = [
     "add", "add_n", "subtract", "multiply", "divide", "truediv", "realdiv", "floordiv", "floor_div",
@@ -99,9 +101,10 @@ def _binary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None) -
                          inplace=inplace.binary(fn) if isinstance(fn, np.ufunc) else None)
 
     def constructor(x: Any, y: Any, name: str | None = None) -> Tensor:
-        x, y = binary_inputs(x, y, op_type)
-        shape = broadcast_shape(x.shape, y.shape, name or op_type)
-        return make_op(op_type, [x, y], out_dtype or x.dtype, shape, name)
+        with op_scope(name, op_type, [x, y]) as scope:
+            x, y = binary_inputs(x, y, op_type)
+            shape = broadcast_shape(x.shape, y.shape, scope[:-1])
+            return make_op(op_type, [x, y], out_dtype or x.dtype, shape, scope)
 
     constructor.__name__ = op_type
     constructor.__doc__ = f"Element-wise {op_type} with numpy broadcasting."
@@ -131,18 +134,19 @@ registry.not_differentiable("Equal", "NotEqual", "Less", "LessEqual", "Greater",
                             "LogicalAnd", "LogicalOr", "FloorDiv")
 
 
-def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
-    with name_scope(name, "LogicalXor", [x, y]):
-        return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
+def logical_xor(x: Any, y: Any, name: str | None = None) -> Tensor:
+    with op_scope(name, "LogicalXor", [x, y]) as scope:
+        return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=scope)
 
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x / y; integer inputs are converted to floating point first (TF's truediv)."""
-    x, y = binary_inputs(x, y, "RealDiv")
-    if x.dtype.is_integer:
-        target = dtypes.float32 if x.dtype.size <= 2 else dtypes.float64
-        x, y = cast(x, target), cast(y, target)
-    return realdiv(x, y, name=name or "truediv")  # TF1 names `x / y` and tf.divide "truediv"
+    with op_scope(name, "truediv", [x, y]) as scope:  # TF1 names `x / y` and tf.divide "truediv"
+        x, y = binary_inputs(x, y, "RealDiv")
+        if x.dtype.is_integer:
+            target = dtypes.float32 if x.dtype.size <= 2 else dtypes.float64
+            x, y = cast(x, target), cast(y, target)
+        return realdiv(x, y, name=scope)
 
 
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -246,8 +250,9 @@ def _unary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None) ->
                          inplace=inplace.unary(fn) if isinstance(fn, np.ufunc) else None)
 
     def constructor(x: Any, name: str | None = None) -> Tensor:
-        x = convert_to_tensor(x, name="x")
-        return make_op(op_type, [x], out_dtype or x.dtype, x.shape, name)
+        with op_scope(name, op_type, [x]) as scope:
+            x = convert_to_tensor(x, name="x")
+            return make_op(op_type, [x], out_dtype or x.dtype, x.shape, scope)
 
     constructor.__name__ = op_type
     constructor.__doc__ = f"Element-wise {op_type}."
@@ -413,14 +418,19 @@ def _bind_cast(op, ctx):
     return lambda x: x.astype(target)
 
 
-registry.register_op("Cast", _bind_cast, fresh=True)
+def _static_cast(t: Tensor) -> np.ndarray | None:
+    value = constant_value(t.op.inputs[0])
+    return None if value is None else value.astype(t.dtype.as_numpy_dtype)
+
+
+registry.register_op("Cast", _bind_cast, fresh=True, static_value=_static_cast)
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     """Convert `x` to `dtype` (float → int truncates toward zero, as TF)."""
     target = dtypes.as_dtype(dtype)
-    if hasattr(x, "_cast_sparse"):
-        return x._cast_sparse(target)
+    if isinstance(x, SparseTensor):  # the values change type; indices and shape stay
+        return SparseTensor(x.indices, cast(x.values, target, name), x.dense_shape)
     x = convert_to_tensor(x)
     if x.dtype is target:
         return x
@@ -496,8 +506,13 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
            adjoint_a: bool = False, adjoint_b: bool = False, a_is_sparse: bool = False,
            b_is_sparse: bool = False, name: str | None = None) -> Tensor:
     """Matrix product of the last two dims (batched over leading dims), optionally transposed."""
+    with op_scope(name, "MatMul", [a, b]) as scope:
+        return _matmul(a, b, transpose_a or adjoint_a, transpose_b or adjoint_b, scope)
+
+
+def _matmul(a: Any, b: Any, ta: bool, tb: bool, scope: str) -> Tensor:
+    name = scope[:-1]
     a, b = binary_inputs(a, b, "MatMul")
-    ta, tb = transpose_a or adjoint_a, transpose_b or adjoint_b
     ra, rb = a.shape.ndims, b.shape.ndims
     if ra is not None and ra < 2 or rb is not None and rb < 2:
         raise ValueError(f"Shape must be rank >= 2 for MatMul '{name or 'MatMul'}': got shapes "
@@ -512,7 +527,7 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
                              f"'{name or 'MatMul'}' (op: 'MatMul') with input shapes: {a.shape}, {b.shape}.")
         batch = broadcast_shape(TensorShape(da[:-2]), TensorShape(db[:-2]), name or "MatMul")
         shape = batch.concatenate([m, n])
-    return make_op("MatMul", [a, b], a.dtype, shape, name, {"transpose_a": ta, "transpose_b": tb})
+    return make_op("MatMul", [a, b], a.dtype, shape, scope, {"transpose_a": ta, "transpose_b": tb})
 
 
 @registry.register_gradient("MatMul")
@@ -536,7 +551,6 @@ def _normalize_axis(axis: Any, rank: int | None, op_name: str) -> tuple[int, ...
     if axis is None:
         return None
     if isinstance(axis, Tensor):
-        from tftk.ops.constant_value import constant_value  # static value of a const tensor
         value = constant_value(axis)
         if value is None:
             raise ValueError(f"{op_name}: reduction axes must be known when the graph is built")

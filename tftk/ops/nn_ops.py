@@ -792,7 +792,7 @@ def _bind_top_k(op, ctx):
     def kernel(x):
         if x.shape[-1] < k:
             from tftk.framework.errors import InvalidArgumentError
-            raise InvalidArgumentError(op, None, f"top_k: input must have at least k={k} columns, "
+            raise InvalidArgumentError(None, op, f"top_k: input must have at least k={k} columns, "
                                                  f"got {x.shape[-1]}")
         order = np.argsort(-x, axis=-1, kind="stable")[..., :k]  # ties: lower index first, as TF
         return np.take_along_axis(x, order, axis=-1), order.astype(npd)

@@ -8,7 +8,7 @@ from tftk.framework import dtypes
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape, as_shape
 
-__all__ = ["make_op", "make_multi_op", "broadcast_shape", "binary_inputs", "graph_of"]
+__all__ = ["make_op", "make_multi_op", "broadcast_shape", "binary_inputs", "graph_of", "op_scope"]
 
 
 def graph_of(tensors: Sequence[Any]):
@@ -18,6 +18,16 @@ def graph_of(tensors: Sequence[Any]):
     if not graphs or all(_encloses(g, default) for g in graphs):
         return default
     return next(t.graph for t in tensors if isinstance(t, Tensor))
+
+
+def op_scope(name: str | None, default_name: str, values: Sequence[Any]):
+    """The name scope an op's constructor builds in, as TF1's op wrappers do.
+
+    Constants made from Python operands inside it are named `<op>/y` (`mul/y`), never at the outer
+    scope where they would take a name the user means for a variable or placeholder. The yielded
+    scope ends in '/': passed as the op's `name`, it names the op exactly (`mul`).
+    """
+    return graph_of(values).name_scope(name or default_name)
 
 
 def _encloses(outer, graph) -> bool:

@@ -18,7 +18,7 @@ from tftk.ops.op_builder import make_op
 __all__ = ["variable_op", "assign", "assign_add", "assign_sub", "count_up_to", "is_variable_initialized",
            "scatter_update", "scatter_add", "scatter_sub"]
 
-registry.register_op("VariableV2", lambda op, ctx: None, holds_state=True)  # read inline by the executor
+registry.register_op("VariableV2", inline=registry.Inline.VARIABLE, holds_state=True)
 registry.not_differentiable("VariableV2")
 
 
@@ -69,9 +69,9 @@ def _bind_update(ufunc):
     return factory
 
 
-registry.register_op("Assign", _bind_assign, ref_inputs=(0,), stateful=True)
-registry.register_op("AssignAdd", _bind_update(np.add), ref_inputs=(0,), stateful=True)
-registry.register_op("AssignSub", _bind_update(np.subtract), ref_inputs=(0,), stateful=True)
+registry.register_op("Assign", _bind_assign, ref_inputs=(0,), stateful=True, remote=True)
+registry.register_op("AssignAdd", _bind_update(np.add), ref_inputs=(0,), stateful=True, remote=True)
+registry.register_op("AssignSub", _bind_update(np.subtract), ref_inputs=(0,), stateful=True, remote=True)
 registry.not_differentiable("Assign", "AssignAdd", "AssignSub")
 
 
@@ -125,7 +125,7 @@ def _bind_count_up_to(op, ctx):
     return kernel
 
 
-registry.register_op("CountUpTo", _bind_count_up_to, ref_inputs=(0,), stateful=True)
+registry.register_op("CountUpTo", _bind_count_up_to, ref_inputs=(0,), stateful=True, remote=True)
 registry.not_differentiable("CountUpTo")
 
 
@@ -162,9 +162,9 @@ def _bind_scatter(mode: str):
     return factory
 
 
-registry.register_op("ScatterUpdate", _bind_scatter("update"), ref_inputs=(0,), stateful=True)
-registry.register_op("ScatterAdd", _bind_scatter("add"), ref_inputs=(0,), stateful=True)
-registry.register_op("ScatterSub", _bind_scatter("sub"), ref_inputs=(0,), stateful=True)
+registry.register_op("ScatterUpdate", _bind_scatter("update"), ref_inputs=(0,), stateful=True, remote=True)
+registry.register_op("ScatterAdd", _bind_scatter("add"), ref_inputs=(0,), stateful=True, remote=True)
+registry.register_op("ScatterSub", _bind_scatter("sub"), ref_inputs=(0,), stateful=True, remote=True)
 registry.not_differentiable("ScatterUpdate", "ScatterAdd", "ScatterSub")
 
 

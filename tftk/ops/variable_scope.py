@@ -206,7 +206,7 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
         if isinstance(initializer, Tensor):
             dtype = initializer.dtype
         else:
-            from tftk.framework.ops import numpy_value
+            from tftk.framework.constant_op import numpy_value
             dtype = dtypes.as_dtype(numpy_value(initializer, None).dtype)
     return get_variable_scope().get_variable(
         name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Sequence
 
-from tftk.client.cancellation import cancelled_by
+from tftk.framework.cancellation import cancelled_by
 from tftk.framework import errors
 from tftk.framework.ops import GraphKeys, Operation, add_to_collection, get_default_graph, get_default_session
 from tftk.platform import tf_logging as logging

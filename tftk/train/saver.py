@@ -106,9 +106,9 @@ def _variable_op(value: Any) -> Operation:
     """The VariableV2 op behind a Variable, its reference tensor or its read."""
     tensor = value._ref() if hasattr(value, "_ref") else value
     op = tensor.op if isinstance(tensor, Tensor) else None
-    while op is not None and op.type in ("Identity", "RefIdentity") and op.inputs:
+    while op is not None and registry.lookup(op.type).inline is registry.Inline.ALIAS and op.inputs:
         op = op.inputs[0].op
-    if op is None or op.type not in ("VariableV2", "Variable"):
+    if op is None or registry.lookup(op.type).inline is not registry.Inline.VARIABLE:
         raise TypeError(f"Saver: {value!r} is not a variable; var_list takes Variables or a dict "
                         "{checkpoint_key: Variable}")
     return op

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from tftk.framework.indexed_slices import IndexedSlices, densify
+from tftk.framework.indexed_slices import IndexedSlices
+from tftk.ops.indexed_slices_ops import densify
 from tftk.framework.ops import GraphKeys, Operation, colocate_with, control_dependencies, device, name_scope
 from tftk.train.optimizer import Optimizer
 from tftk.train.queue_runner import QueueRunner

@@ -82,9 +82,9 @@ def _bind(kind: UpdateKind, sparse: bool):
 
 for _kind in UPDATE_KINDS.values():
     registry.register_op(_kind.op_type, _bind(_kind, False), ref_inputs=tuple(range(1 + len(_kind.slots))),
-                         stateful=True)
+                         stateful=True, remote=True)
     registry.register_op("Sparse" + _kind.op_type, _bind(_kind, True),
-                         ref_inputs=tuple(range(1 + len(_kind.slots))), stateful=True)
+                         ref_inputs=tuple(range(1 + len(_kind.slots))), stateful=True, remote=True)
     registry.not_differentiable(_kind.op_type, "Sparse" + _kind.op_type)
 
 
