@@ -20,7 +20,7 @@ from pydantic import Field
 
 import tftk as tf
 from tftk.config import ModelParams
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 __all__ = ["RecordInputParams", "write_example_records", "record_batches"]
 

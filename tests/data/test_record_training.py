@@ -9,7 +9,7 @@ import tftk as tf
 from models import make_model, model_schema
 from models.record_input import write_example_records
 from tftk.config import resolve_config
-from tftk.framework.errors import UserInputError
+from tftk.user_input import UserInputError
 
 ROOT = Path(__file__).resolve().parents[2]
 
