@@ -13,10 +13,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "tftk"
 
 LAYERS = [
     # Graph, Operation, Tensor, dtypes, shapes, scopes, the op registry, errors, nest; and the
-    # serialisation of those (TF's protos, GraphDef, TensorProto, event records).
+    # serialisation of those (TF's protos, GraphDef, TensorProto, event and TFRecord framing with
+    # its checksum); the toolkit's leaf error class, which imports nothing.
     ("framework", ["tftk.framework", "tftk.atomic", "tftk.platform", "tftk.summary.graph_def",
                    "tftk.summary.tensor_proto", "tftk.summary.events", "tftk.summary.protos",
-                   "tftk.summary.proto_declare", "tftk.summary.run_metadata"]),
+                   "tftk.summary.proto_declare", "tftk.summary.run_metadata", "tftk.proto",
+                   "tftk.data.tfrecord", "tftk.kernels.crc32c", "tftk.user_input"]),
     ("kernels", ["tftk.kernels"]),
     ("ops", ["tftk.ops"]),
     # Session, plans and their back ends, and the remote kernel context / task server.
