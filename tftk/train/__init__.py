@@ -20,7 +20,9 @@ from tftk.train.basic_session_run_hooks import (CheckpointSaverHook, CheckpointS
                                                 LoggingTensorHook, NanLossDuringTrainingError,
                                                 NanTensorHook, SecondOrStepTimer, StepCounterHook,
                                                 StopAtStepHook, SummarySaverHook)
-from tftk.train.checkpoint_io import checkpoint_exists, list_variables, load_variable  # noqa: F401,E402
+from tftk.train.checkpoint_utils import (NewCheckpointReader, checkpoint_exists,  # noqa: F401,E402
+                                         init_from_checkpoint, list_variables, load_checkpoint,
+                                         load_variable)
 from tftk.train.checkpoint_state import (get_checkpoint_state, latest_checkpoint,  # noqa: F401,E402
                                          update_checkpoint_state)
 from tftk.train.coordinator import Coordinator, LooperThread  # noqa: F401,E402

@@ -1,7 +1,8 @@
 """`tf.train.Saver`: save a session's variables to checkpoints and restore them, TF1's way.
 
 A Saver adds two ops to the graph once, when it is built: `save/SaveV2` (reads the variables and
-writes one atomic `.npz` checkpoint, see `checkpoint_io`) and `save/RestoreV2` (checks the file
+writes one atomic checkpoint: TF's V2 `.index` + `.data-00000-of-00001` by default, tftk's older
+`.npz` with write_version=1, see `checkpoint_io`) and `save/RestoreV2` (checks the file
 against the variables, then writes their values). Both take the checkpoint prefix through the
 `save/Const` filename tensor, so every later `save`/`restore` reuses the same cached plan and adds
 nothing to the graph. A restore checks every key, shape and dtype before touching any variable:
@@ -20,7 +21,8 @@ import numpy as np
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import GraphKeys, Operation, Tensor, get_default_graph, guard_scope
 from tftk.ops.op_builder import make_op
-from tftk.train.checkpoint_io import checkpoint_exists, list_variables, load_arrays, save_arrays
+from tftk.train.checkpoint_io import (checkpoint_exists, list_variables, load_arrays, save_arrays,
+                                      save_bundle)
 from tftk.train.checkpoint_state import (CheckpointRetention, get_checkpoint_state,
                                          latest_checkpoint, update_checkpoint_state)
 
@@ -35,9 +37,10 @@ def _prefix_of(filename: np.ndarray) -> str:
 
 def _bind_save(op: Operation, ctx: Any):
     names = op.get_attr("tensor_names")
+    write = save_arrays if op.get_attr("_tftk_npz") else save_bundle
 
     def kernel(filename, *values):
-        save_arrays(_prefix_of(filename), dict(zip(names, values)))
+        write(_prefix_of(filename), dict(zip(names, values)))
         return filename
     return kernel
 
@@ -138,9 +141,12 @@ class Saver:
       var_list: None (every global variable), a list of variables (stored under their op names),
         or a dict {checkpoint key: variable} — the key says where a value is saved and, on
         restore, which stored value goes into the variable.
-      reshape, sharded, restore_sequentially, builder, write_version, pad_step_number,
-        save_relative_paths, filename: accepted for TF1 compatibility; tftk writes one unsharded
-        `.npz` file per checkpoint and stores state-file paths relative to their directory.
+      write_version: 2 (`tf.train.SaverDef.V2`, the default) writes TF's V2 checkpoints, which
+        TensorFlow reads; 1 writes tftk's older `.npz` format (TF's own V1 format is not written).
+        Restore reads either format.
+      reshape, sharded, restore_sequentially, builder, pad_step_number, save_relative_paths,
+        filename: accepted for TF1 compatibility; tftk writes one unsharded checkpoint and stores
+        state-file paths relative to their directory.
       max_to_keep: how many recent checkpoints to keep (None or 0: keep all, track none).
       keep_checkpoint_every_n_hours: additionally keep one checkpoint per this many hours.
       name: the name scope of the save/restore ops (default "save").
@@ -164,6 +170,9 @@ class Saver:
         self._allow_empty = allow_empty
         self._pad_step_number = pad_step_number
         self._default_filename = filename or "model"
+        if write_version not in (1, 2):
+            raise ValueError(f"write_version must be 1 or 2 (tf.train.SaverDef.V1 / V2), got {write_version!r}")
+        self._write_version = write_version
         self._retention = CheckpointRetention(max_to_keep, keep_checkpoint_every_n_hours)
         self._built = False
         self._is_empty = False
@@ -191,7 +200,8 @@ class Saver:
                 self._filename = placeholder_with_default(
                     constant(self._default_filename, dtypes.string, name="filename"), [], name="Const")
                 self._save = make_op("SaveV2", [self._filename] + [op.outputs[0] for op in variable_ops],
-                                     dtypes.string, [], "SaveV2", {"tensor_names": names})
+                                     dtypes.string, [], "SaveV2",
+                                     {"tensor_names": names, "_tftk_npz": self._write_version == 1})
                 self._restore = make_op("RestoreV2", [self._filename], dtypes.string, [], "restore_all",
                                         {"tensor_names": names, "variable_ops": variable_ops})
         self._graph = graph
@@ -274,7 +284,7 @@ class Saver:
         prefix = os.fspath(save_path)
         if not checkpoint_exists(prefix):
             raise errors.NotFoundError(
-                None, None, f"The passed save_path is not a valid checkpoint: {prefix} (no file {prefix}.npz); "
+                None, None, f"The passed save_path is not a valid checkpoint: {prefix} (no {prefix}.index or {prefix}.npz); "
                 "use tf.train.latest_checkpoint(<dir>) to find the newest checkpoint of a directory")
         sess.run(self._restore, {self._filename: prefix})
 
