@@ -93,9 +93,9 @@ def test_global_step_variable_names_the_file_and_state_tracks_max_to_keep(tmp_pa
             sess.run(bump)
             saved.append(saver.save(sess, base, global_step=step))
     assert saved == [f"{base}-{i}" for i in (1, 2, 3, 4)]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [  # TF's V2 files (tftk wrote .npz before)
-        "checkpoint", "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index",
-        "model.ckpt-4.data-00000-of-00001", "model.ckpt-4.index"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [  # TF's V2 files + .meta (tftk wrote .npz before)
+        "checkpoint", "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index", "model.ckpt-3.meta",
+        "model.ckpt-4.data-00000-of-00001", "model.ckpt-4.index", "model.ckpt-4.meta"]
     state = get_checkpoint_state(tmp_path)
     assert state.model_checkpoint_path == f"{base}-4"
     assert state.all_model_checkpoint_paths == [f"{base}-3", f"{base}-4"]

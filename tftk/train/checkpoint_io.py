@@ -128,6 +128,8 @@ def delete_checkpoint(prefix: str | os.PathLike) -> None:
     """Remove checkpoint `prefix` in either format; a checkpoint already gone is not an error."""
     if not os.fspath(prefix).endswith(DATA_SUFFIX):
         _bundle().delete_bundle(prefix)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.fspath(prefix) + ".meta")  # the MetaGraphDef Saver.save writes beside it
     with contextlib.suppress(FileNotFoundError):
         data_path(prefix).unlink()
 

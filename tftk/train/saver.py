@@ -235,8 +235,9 @@ class Saver:
           latest_filename: name of the state file (default "checkpoint").
           write_state: update the state file and prune checkpoints beyond max_to_keep.
           logdir: an alias of `save_path` (the spelling seed 000's Supervisor example uses).
-          meta_graph_suffix, write_meta_graph, strip_default_attrs, save_debug_info: accepted for
-            TF1 compatibility; tftk does not write .meta files.
+          write_meta_graph: also write `<prefix>.<meta_graph_suffix>` (a MetaGraphDef: graph,
+            SaverDef, collections), as TF1 does, so `tf.train.import_meta_graph` can rebuild it.
+          strip_default_attrs, save_debug_info: accepted for TF1 compatibility.
 
         Raises:
           FailedPreconditionError: a variable is not initialised (named in the message).
@@ -257,6 +258,8 @@ class Saver:
         os.makedirs(folder, exist_ok=True)
         with self._save_lock:
             sess.run(self._save, {self._filename: prefix})
+            if write_meta_graph:
+                self.export_meta_graph(f"{prefix}.{meta_graph_suffix}")
             if write_state:
                 self._retention.record(os.path.abspath(prefix), time.time())
                 update_checkpoint_state(folder, prefix, self._retention.last_checkpoints or [prefix],
@@ -265,6 +268,30 @@ class Saver:
                                         last_preserved_timestamp=self._retention.last_preserved_timestamp)
                 self._retention.delete_expired()
         return prefix
+
+    @property
+    def saver_def(self):
+        """This Saver as TF's SaverDef proto (tensor and op names, retention, format V2)."""
+        from tftk.proto.tensorflow import SaverDef
+        self.build()
+        if self._is_empty:
+            return SaverDef()
+        return SaverDef(filename_tensor_name=self._filename.name, save_tensor_name=self._save.name,
+                        restore_op_name=self._restore.op.name, max_to_keep=self._retention.max_to_keep or 0,
+                        keep_checkpoint_every_n_hours=self._retention.keep_checkpoint_every_n_hours,
+                        version=SaverDef.V2 if self._write_version == 2 else SaverDef.V1)
+
+    def as_saver_def(self):
+        return self.saver_def
+
+    def export_meta_graph(self, filename: str | os.PathLike | None = None, collection_list=None,
+                          as_text: bool = False, clear_devices: bool = False, **kwargs):
+        """Write (and return) the MetaGraphDef of this Saver's graph with its SaverDef."""
+        from tftk.formats.meta_graph import export_meta_graph
+        self.build()
+        return export_meta_graph(filename, saver_def=self.saver_def, collection_list=collection_list,
+                                 as_text=as_text, graph=getattr(self, "_graph", None),
+                                 clear_devices=clear_devices)
 
     def restore(self, sess: Any, save_path: str | os.PathLike | None) -> None:
         """Load the variables' values from checkpoint `save_path` (a prefix, as `save` returns).
