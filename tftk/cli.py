@@ -344,6 +344,17 @@ def inspect_checkpoint(
     print_tensors_in_checkpoint_file(prefix, tensor_name, all_tensors, all_tensor_names)
 
 
+@command("export")
+def export(
+    result_dir: Path = typer.Option(..., "--result-dir", help="run folder whose latest checkpoint is exported"),
+    out: Path = typer.Option(..., "--out", help="new SavedModel folder (must not exist or be empty)"),
+) -> None:
+    """Write a run's model as a TensorFlow SavedModel (tag 'serve', signature 'serving_default')."""
+    from tftk.formats.export_run import export_saved_model
+
+    console().print(f"SavedModel written to {export_saved_model(result_dir, out)}")
+
+
 @command("config")
 @run_config_options
 def show_config(

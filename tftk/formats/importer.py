@@ -98,7 +98,7 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
     scope = "import" if name is None else name
     with graph.as_default(), graph.name_scope(scope or None):
         for node in _topological(graph_def, frozenset(skip)):
-            builder = BUILDERS.get(node.op) or _tftk_builder(node)
+            builder = _tftk_builder(node) or BUILDERS.get(node.op)  # tftk's own form first
             if builder is None:
                 raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "
                                            f"not supported by tftk")

@@ -155,6 +155,15 @@ def _placeholder(x, a, name):
     return tf.placeholder(a["dtype"], a.get("shape"), name=name)
 
 
+def _random(op_type: str) -> Builder:
+    """TF's random ops keep their seeds (0 means none, as tftk stores None)."""
+    def build(x, a, name):
+        dims = _partial_vector(x[0])
+        return make_op(op_type, [x[0]], a["dtype"], None if dims is None else dims, name,
+                       {"seed": a.get("seed") or None, "seed2": a.get("seed2") or None})
+    return build
+
+
 BUILDERS: dict[str, Builder] = {
     "Placeholder": _placeholder,
     "PlaceholderWithDefault": lambda x, a, name: tf.placeholder_with_default(x[0], a["shape"], name=name),
@@ -209,6 +218,8 @@ BUILDERS: dict[str, Builder] = {
     "MaxPool": lambda x, a, name: tf.nn.max_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
     "AvgPool": lambda x, a, name: tf.nn.avg_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
     "SoftmaxCrossEntropyWithLogits": _xent,
+    "TruncatedNormal": _random("TruncatedNormal"), "RandomStandardNormal": _random("RandomStandardNormal"),
+    "RandomUniform": _random("RandomUniform"),
     "ReluGrad": _same("ReluGrad"),
     "BiasAddGrad": _same("BiasAddGrad"),
     "MaxPoolGrad": _max_pool_grad,
