@@ -152,6 +152,8 @@ def _typed_values(proto: TensorProto, field: str | None, dtype: np.dtype) -> np.
     if field == "half_val":
         return np.asarray(raw, np.uint16).view(np.float16)
     if field in ("scomplex_val", "dcomplex_val"):
+        if len(raw) % 2:
+            raise TensorProtoError(f"{field} holds {len(raw)} numbers, not (real, imaginary) pairs")
         pairs = np.asarray(raw, np.float64).reshape(-1, 2)
         return (pairs[:, 0] + 1j * pairs[:, 1]).astype(dtype)
     return np.asarray(raw).astype(dtype.newbyteorder("="))
