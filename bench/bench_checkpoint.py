@@ -15,50 +15,44 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+
+# The measured program, run unchanged with tf = tensorflow.compat.v1 (in TF's venv) and tf = tftk.
+MEASURE = r"""
 import time
-
 import numpy as np
 
-TF_SCRIPT = r"""
-import json, sys, time
-import numpy as np
-import tensorflow.compat.v1 as tf
-tf.disable_v2_behavior()
-folder, elements, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with tf.Graph().as_default():
-    variables = [tf.Variable(np.random.default_rng(i).standard_normal(elements, dtype=np.float32), name=f"v{i}")
-                 for i in range(4)]
-    saver = tf.train.Saver()
-    times = []
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        for r in range(repeats):
-            start = time.perf_counter()
-            prefix = saver.save(sess, f"{folder}/model.ckpt-{r}", write_meta_graph=False)
-            middle = time.perf_counter()
-            saver.restore(sess, prefix)
-            times.append([middle - start, time.perf_counter() - middle])
-print(json.dumps(times))
-"""
 
-
-def tftk_times(folder: str, elements: int, repeats: int) -> list[list[float]]:
-    import tftk as tf
+def measure(tf, folder, elements, repeats):
     with tf.Graph().as_default():
         variables = [tf.Variable(np.random.default_rng(i).standard_normal(elements, dtype=np.float32), name=f"v{i}")
                      for i in range(4)]
-        saver = tf.train.Saver()
+        saver = tf.train.Saver(variables)
         times = []
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             for r in range(repeats):
                 start = time.perf_counter()
-                prefix = saver.save(sess, f"{folder}/tftk{r}/model.ckpt", write_meta_graph=False)
+                prefix = saver.save(sess, f"{folder}/model.ckpt-{r}", write_meta_graph=False)
                 middle = time.perf_counter()
                 saver.restore(sess, prefix)
                 times.append([middle - start, time.perf_counter() - middle])
-        del variables
     return times
+"""
+
+TF_SCRIPT = MEASURE + r"""
+import json, sys
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+print(json.dumps(measure(tf, sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))))
+"""
+
+
+def tftk_times(folder: str, elements: int, repeats: int) -> list[list[float]]:
+    import tftk
+    scope: dict = {}
+    exec(compile(MEASURE, "bench_checkpoint.MEASURE", "exec"), scope)
+    return scope["measure"](tftk, folder, elements, repeats)
 
 
 def main() -> None:

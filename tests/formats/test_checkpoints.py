@@ -11,7 +11,7 @@ import pytest
 import tftk as tf
 from tftk.framework.errors import DataLossError, NotFoundError
 from tftk.train import checkpoint_io as io
-from tftk.train.tensor_bundle import BundleReader, write_bundle
+from tftk.train.tensor_bundle import write_bundle
 
 from tests.formats import fixture_models
 from tests.tf_oracle import run_script_in_tf

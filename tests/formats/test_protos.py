@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from tftk.proto import tensorflow as tfp
 from tests.tf_oracle import run_script_in_tf
