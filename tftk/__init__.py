@@ -102,7 +102,10 @@ _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary
          "ClusterSpec": "tftk.distributed.cluster",
          "replica_device_setter": "tftk.distributed.device_setter",  # TF 0.x spelling of tf.train's
          "import_graph_def": "tftk.formats.importer", "graph_util": "tftk.formats.graph_util",
-         "saved_model": "tftk.formats.saved_model"}
+         "saved_model": "tftk.formats.saved_model",
+         "GraphDef": "tftk.proto.tensorflow", "MetaGraphDef": "tftk.proto.tensorflow",
+         "NodeDef": "tftk.proto.tensorflow", "AttrValue": "tftk.proto.tensorflow",
+         "TensorProto": "tftk.proto.tensorflow", "make_ndarray": "tftk.summary.tensor_proto"}
 _LAZY_MODULES = {"python", "python_io", "graph_util", "saved_model"}
 
 

@@ -210,3 +210,22 @@ def test_init_from_checkpoint_maps_scopes_and_names():
             np.testing.assert_array_equal(sess.run(kernel), tf.train.load_variable(prefix, "dense/kernel"))
             np.testing.assert_array_equal(sess.run(bias), tf.train.load_variable(prefix, "dense/bias"))
             np.testing.assert_array_equal(sess.run(other), [1.0, 1.0])
+
+
+def test_v1_single_file_checkpoint_is_a_clear_error(tmp_path):
+    (tmp_path / "model.ckpt").write_bytes(b"\x00" * 64)  # TF's V1 format: one file under the prefix itself
+    with tf.Graph().as_default():
+        tf.Variable(1.0, name="v")
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="V1 checkpoints are; tftk reads V2"):
+                tf.train.Saver(write_version=tf.train.SaverDef.V2).restore(sess, str(tmp_path / "model.ckpt"))
+
+
+def test_tf1_proto_spellings():
+    graph_def = tf.GraphDef()
+    graph_def.ParseFromString((FIXTURES / "mlp" / "frozen.pb").read_bytes())
+    assert "output" in {n.name for n in graph_def.node}
+    const = next(n for n in graph_def.node if n.name == "out/bias")
+    np.testing.assert_array_equal(tf.make_ndarray(const.attr["value"].tensor),
+                                  tf.train.load_variable(str(FIXTURES / "mlp" / "model.ckpt-3"), "out/bias"))
+    assert tf.train.SaverDef.V2 == 2 and tf.MetaGraphDef().SerializeToString() == b""

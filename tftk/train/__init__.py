@@ -42,6 +42,7 @@ from tftk.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F4
 
 _LAZY = {"summary_iterator": "tftk.summary.events", "write_graph": "tftk.summary.graph_def",
          "import_meta_graph": "tftk.formats.meta_graph", "export_meta_graph": "tftk.formats.meta_graph",
+         "SaverDef": "tftk.proto.tensorflow", "CheckpointState": "tftk.proto.tensorflow",
          "SummaryWriter": "tftk.summary.writer",
          "ClusterSpec": "tftk.distributed.cluster", "Server": "tftk.distributed.server",
          "ServerDef": "tftk.distributed.server", "replica_device_setter": "tftk.distributed.device_setter"}

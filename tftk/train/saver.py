@@ -311,6 +311,11 @@ class Saver:
         if self._is_empty:
             return
         prefix = os.fspath(save_path)
+        if not checkpoint_exists(prefix) and os.path.isfile(prefix):
+            raise errors.InvalidArgumentError(
+                None, None, f"{prefix} is a single file, as TensorFlow's V1 checkpoints are; tftk reads V2 "
+                "checkpoints (.index + .data) and its own .npz: re-save it with TensorFlow's "
+                "tf.train.Saver(write_version=tf.train.SaverDef.V2)")
         if not checkpoint_exists(prefix):
             raise errors.NotFoundError(
                 None, None, f"The passed save_path is not a valid checkpoint: {prefix} (no {prefix}.index or {prefix}.npz); "
