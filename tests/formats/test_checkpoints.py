@@ -103,6 +103,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
 def test_tensorflow_reads_tftk_checkpoints(tmp_path):
     arrays = {k: v for k, v in _arrays().items() if not k.startswith("many/")}
     io.save_bundle(tmp_path / "ck", arrays)

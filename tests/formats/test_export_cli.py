@@ -42,6 +42,7 @@ with tf.Graph().as_default(), tf.Session() as sess:
 """
 
 
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
 def test_export_matches_infer_in_tftk_and_tensorflow(run_dir, tmp_path):
     out = tmp_path / "sm"
     result = invoke("export", "--result-dir", run_dir, "--out", out)

@@ -31,6 +31,7 @@ with tf.Graph().as_default():
 """
 
 
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
 @pytest.mark.parametrize("kind", ["mlp", "cnn"])
 def test_tftk_frozen_graph_runs_in_tensorflow(tmp_path, kind):
     values = np.load(FIXTURES / kind / "values.npz")

@@ -104,3 +104,41 @@ def test_missing_input_and_bad_meta_file_are_clear_errors(tmp_path):
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="bad.meta is not a MetaGraphDef"):
             tf.train.import_meta_graph(str(bad))
+
+
+TF_IMPORT_META = """
+import json, sys
+import numpy as np
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+with tf.Graph().as_default() as graph, tf.Session() as sess:
+    saver = tf.train.import_meta_graph(sys.argv[1] + ".meta")
+    saver.restore(sess, sys.argv[1])
+    out = sess.run(graph.get_tensor_by_name("output:0"), {graph.get_tensor_by_name("x:0"): np.load(sys.argv[2])})
+    print(json.dumps(out.tolist()))
+"""
+
+
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
+def test_tensorflow_imports_a_tftk_inference_meta_graph(tmp_path):
+    """A graph without tftk's gradient helpers (here: no optimizer) round-trips through TF's importer."""
+    import json
+
+    from tests.tf_oracle import run_script_in_tf
+    values = np.load(FIXTURES / "cnn" / "values.npz")
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 6, 6, 1], name="x")
+        kernel = tf.Variable(tf.truncated_normal([3, 3, 1, 2], stddev=0.5, seed=1), name="kernel")
+        pooled = tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(x, kernel, [1, 1, 1, 1], "SAME")), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+        dense = tf.get_variable("dense", [18, 3])
+        output = tf.nn.softmax(tf.matmul(tf.reshape(pooled, [-1, 18]), dense), name="output")
+        tf.reduce_mean(output, axis=1, name="mean")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            ours = sess.run(output, {x: values["x_eval"]})
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "model.ckpt"))
+    np.save(tmp_path / "x.npy", values["x_eval"])
+    script = tmp_path / "import.py"
+    script.write_text(TF_IMPORT_META)
+    np.testing.assert_allclose(json.loads(run_script_in_tf(str(script), prefix, str(tmp_path / "x.npy"))),
+                               ours, rtol=1e-5, atol=1e-6)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 
 from tftk.proto import tensorflow as tfp
 from tests.tf_oracle import run_script_in_tf
@@ -19,6 +20,7 @@ def _fields(name: str) -> dict[str, list]:
     return {f.name: [f.number, f.type, f.is_repeated] for f in descriptor.fields}
 
 
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
 def test_fields_match_tensorflow():
     script = str(Path(__file__).with_name("tf_proto_fields.py"))
     theirs = json.loads(run_script_in_tf(script, *DECLARED))

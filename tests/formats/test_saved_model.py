@@ -38,6 +38,7 @@ def test_tensorflow_saved_model_loads_in_tftk(kind):
     np.testing.assert_allclose(out, values["eval_output"], atol=1e-6)
 
 
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
 @pytest.mark.parametrize("kind", ["mlp", "cnn"])
 def test_tftk_saved_model_loads_in_tensorflow_and_tftk(tmp_path, kind):
     values = np.load(FIXTURES / kind / "values.npz")

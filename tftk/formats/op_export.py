@@ -93,9 +93,15 @@ _EXPORTERS: dict[str, Callable] = {
                                         []),
 }
 _EXPORTERS.update({name: (lambda op: ({"T": _t(op)}, [])) for name in _UNARY_T})
-_EXPORTERS.update({name: (lambda op: ({"dtype": op.outputs[0].dtype, "T": op.inputs[0].dtype,
-                                       "seed": int(op.attrs.get("seed") or 0), "seed2": int(op.attrs.get("seed2") or 0)},
-                                      [])) for name in ("TruncatedNormal", "RandomStandardNormal", "RandomUniform")})
+
+
+def _random(op) -> tuple[dict, list]:
+    """TF's random ops take only the shape (tftk's RandomUniform with bounds: see expanded_nodes)."""
+    return ({"dtype": op.outputs[0].dtype, "T": op.inputs[0].dtype, "seed": int(op.attrs.get("seed") or 0),
+             "seed2": int(op.attrs.get("seed2") or 0)}, [])
+
+
+_EXPORTERS.update({name: _random for name in ("TruncatedNormal", "RandomStandardNormal")})
 
 
 def tf_form(op) -> tuple[dict, list] | None:
@@ -112,7 +118,45 @@ def _string_const(name: str, values: list[str]):
                                                  "value": AttrValue(tensor=make_tensor_proto(array))})
 
 
-def saver_nodes(op) -> list | None:
+def expanded_nodes(op) -> list | None:
+    """The TF nodes of a tftk op that TF spells as several nodes, or None for a one-node op."""
+    if op.type in ("SaveV2", "RestoreV2"):
+        return _saver_nodes(op)
+    if op.type == "RandomUniform":
+        return _uniform_nodes(op)
+    return None
+
+
+def _input(tensor) -> str:
+    return tensor.op.name + (f":{tensor.value_index}" if tensor.value_index else "")
+
+
+def _uniform_nodes(op) -> list:
+    """tftk's RandomUniform(shape, minval, maxval): TF's RandomUniformInt for integers; for floats
+    TF's unit RandomUniform(shape) scaled to [minval, maxval) by Sub/Mul/AddV2, as TF builds it."""
+    from tftk.proto.tensorflow import NodeDef
+    shape, low, high = (_input(t) for t in op.inputs)
+    dtype = op.outputs[0].dtype.as_datatype_enum
+    seeds = {"seed": int(op.attrs.get("seed") or 0), "seed2": int(op.attrs.get("seed2") or 0)}
+    if op.outputs[0].dtype.is_integer:
+        node = NodeDef(name=op.name, op="RandomUniformInt", input=[shape, low, high])
+        node.attr["Tout"].type, node.attr["T"].type = dtype, op.inputs[0].dtype.as_datatype_enum
+        for key, value in seeds.items():
+            node.attr[key].i = value
+        return [node]
+    unit = NodeDef(name=f"{op.name}/unit", op="RandomUniform", input=[shape])
+    unit.attr["dtype"].type, unit.attr["T"].type = dtype, op.inputs[0].dtype.as_datatype_enum
+    for key, value in seeds.items():
+        unit.attr[key].i = value
+    nodes = [unit, NodeDef(name=f"{op.name}/range", op="Sub", input=[high, low]),
+             NodeDef(name=f"{op.name}/scaled", op="Mul", input=[unit.name, f"{op.name}/range"]),
+             NodeDef(name=op.name, op="AddV2", input=[f"{op.name}/scaled", low])]
+    for node in nodes[1:]:
+        node.attr["T"].type = dtype
+    return nodes
+
+
+def _saver_nodes(op) -> list | None:
     """tftk's SaveV2 / RestoreV2 ops as the nodes TF's Saver builds, so TF's loaders can run them.
 
     SaveV2(prefix, tensor_names, shape_and_slices, *variables) plus `control_dependency`
@@ -120,8 +164,6 @@ def saver_nodes(op) -> list | None:
     and the `restore_all` NoOp (the SaverDef's restore op), named as TF names them.
     """
     from tftk.proto.tensorflow import AttrValue, NodeDef
-    if op.type not in ("SaveV2", "RestoreV2"):
-        return None
     scope = op.name.rpartition("/")[0]
     prefix = f"{scope}/" if scope else ""
     names = list(op.get_attr("tensor_names"))

@@ -164,6 +164,19 @@ def _random(op_type: str) -> Builder:
     return build
 
 
+def _uniform(x, a, name):
+    """TF's unit RandomUniform(shape): tftk's takes the bounds as inputs."""
+    dims = _partial_vector(x[0])
+    bounds = [tf.constant(0, a["dtype"]), tf.constant(1, a["dtype"])]
+    return make_op("RandomUniform", [x[0], *bounds], a["dtype"], dims, name,
+                   {"seed": a.get("seed") or None, "seed2": a.get("seed2") or None})
+
+
+def _uniform_int(x, a, name):
+    return make_op("RandomUniform", list(x), a["Tout"], _partial_vector(x[0]), name,
+                   {"seed": a.get("seed") or None, "seed2": a.get("seed2") or None})
+
+
 BUILDERS: dict[str, Builder] = {
     "Placeholder": _placeholder,
     "PlaceholderWithDefault": lambda x, a, name: tf.placeholder_with_default(x[0], a["shape"], name=name),
@@ -219,7 +232,7 @@ BUILDERS: dict[str, Builder] = {
     "AvgPool": lambda x, a, name: tf.nn.avg_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
     "SoftmaxCrossEntropyWithLogits": _xent,
     "TruncatedNormal": _random("TruncatedNormal"), "RandomStandardNormal": _random("RandomStandardNormal"),
-    "RandomUniform": _random("RandomUniform"),
+    "RandomUniform": _uniform, "RandomUniformInt": _uniform_int,
     "ReluGrad": _same("ReluGrad"),
     "BiasAddGrad": _same("BiasAddGrad"),
     "MaxPoolGrad": _max_pool_grad,
