@@ -375,9 +375,20 @@ def inspect_checkpoint(
         prefix = latest_checkpoint(path)
         if prefix is None:
             raise UserInputError(f"{path}: no checkpoint in this folder")
-    elif not path.exists() and not Path(f"{path}.npz").exists():
+    elif not path.exists() and not Path(f"{path}.npz").exists() and not Path(f"{path}.index").exists():
         raise UserInputError(f"{path}: no such checkpoint or run folder")
     print_tensors_in_checkpoint_file(prefix, tensor_name, all_tensors, all_tensor_names)
+
+
+@command("export")
+def export(
+    result_dir: Path = typer.Option(..., "--result-dir", help="run folder whose latest checkpoint is exported"),
+    out: Path = typer.Option(..., "--out", help="new SavedModel folder (must not exist or be empty)"),
+) -> None:
+    """Write a run's model as a TensorFlow SavedModel (tag 'serve', signature 'serving_default')."""
+    from tftk.formats.export_run import export_saved_model
+
+    console().print(f"SavedModel written to {export_saved_model(result_dir, out)}")
 
 
 @command("config")

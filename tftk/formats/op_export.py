@@ -1,0 +1,196 @@
+"""tftk ops as TensorFlow NodeDefs: TF's op type, TF's attrs and TF's inputs, so TF imports them.
+
+tftk keeps some of TF's tensor inputs as build-time attrs (Reshape's shape, a reduction's axis,
+ExpandDims' dim, ConcatV2's axis); exporting adds them back as `<node>/<input>` Const nodes and
+writes the attrs TF's OpDef requires (`T`, `Tidx`, `data_format`, ...). Ops that exist only in
+tftk (gradient helpers, tftk's Saver ops) are written with their tftk attrs plus
+`_tftk_output_types`, which tftk's importer reads back; TensorFlow cannot run those.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["tf_form"]
+
+_UNARY_T = {"Identity", "Relu", "Relu6", "Sigmoid", "Tanh", "Neg", "Square", "Sqrt", "Rsqrt", "Exp",
+            "Log", "Abs", "Softplus", "Elu", "StopGradient", "ZerosLike", "OnesLike", "Softmax",
+            "LogSoftmax", "Add", "AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "FloorMod",
+            "FloorDiv", "Pow", "SquaredDifference", "Equal", "NotEqual", "Less", "Greater",
+            "LessEqual", "GreaterEqual", "ReluGrad", "SoftmaxCrossEntropyWithLogits"}
+
+
+def _t(op) -> Any:
+    return (op.inputs[0] if op.inputs else op.outputs[0]).dtype
+
+
+def _int32(values) -> np.ndarray:
+    return np.asarray(values, np.int32)
+
+
+def _reduction(op) -> tuple[dict, list]:
+    axis = op.attrs.get("axis")
+    if axis is None:
+        axis = list(range(op.inputs[0].shape.ndims or 0))
+    return ({"T": _t(op), "Tidx": _int32(0).dtype, "keep_dims": bool(op.attrs.get("keepdims", False))},
+            [("reduction_indices", _int32(axis))])
+
+
+def _nhwc(values) -> list[int]:
+    """tftk keeps (height, width) for strides/ksize/dilations; TF wants [1, h, w, 1]."""
+    values = [int(v) for v in values]
+    return [1, *values, 1] if len(values) == 2 else values
+
+
+def _conv(op) -> tuple[dict, list]:
+    return ({"T": op.outputs[0].dtype, "strides": _nhwc(op.attrs["strides"]), "padding": op.attrs["padding"],
+             "dilations": _nhwc(op.attrs.get("dilations") or (1, 1)), "data_format": "NHWC",
+             "use_cudnn_on_gpu": True}, [])
+
+
+def _pool(op) -> tuple[dict, list]:
+    return ({"T": _t(op), "ksize": _nhwc(op.attrs["ksize"]), "strides": _nhwc(op.attrs["strides"]),
+             "padding": op.attrs["padding"], "data_format": "NHWC"}, [])
+
+
+# tftk op type -> function(op) -> (TF attrs, extra Const inputs [(input name, array)]).
+_EXPORTERS: dict[str, Callable] = {
+    "MatMul": lambda op: ({"T": _t(op), "transpose_a": bool(op.attrs.get("transpose_a", False)),
+                           "transpose_b": bool(op.attrs.get("transpose_b", False))}, []),
+    "BiasAdd": lambda op: ({"T": _t(op), "data_format": "NHWC"}, []),
+    "BiasAddGrad": lambda op: ({"T": _t(op), "data_format": "NHWC"}, []),
+    "Conv2D": _conv, "Conv2DBackpropInput": _conv, "Conv2DBackpropFilter": _conv,
+    "MaxPool": _pool, "AvgPool": _pool,
+    "Reshape": lambda op: ({"T": _t(op), "Tshape": _int32(0).dtype}, [("shape", _int32(op.attrs["shape"]))]),
+    "Mean": _reduction, "Sum": _reduction, "Prod": _reduction, "Max": _reduction, "Min": _reduction,
+    "ExpandDims": lambda op: ({"T": _t(op), "Tdim": _int32(0).dtype}, [("dim", _int32(op.attrs["axis"]))]),
+    "ConcatV2": lambda op: ({"T": _t(op), "N": len(op.inputs), "Tidx": _int32(0).dtype},
+                            [("axis", _int32(op.attrs["axis"]))]),
+    "ArgMax": lambda op: ({"T": _t(op), "Tidx": _int32(0).dtype, "output_type": op.outputs[0].dtype},
+                          [("dimension", _int32(op.attrs["axis"]))]),
+    "ArgMin": lambda op: ({"T": _t(op), "Tidx": _int32(0).dtype, "output_type": op.outputs[0].dtype},
+                          [("dimension", _int32(op.attrs["axis"]))]),
+    "Pack": lambda op: ({"T": _t(op), "N": len(op.inputs), "axis": int(op.attrs.get("axis", 0))}, []),
+    "Squeeze": lambda op: ({"T": _t(op), "squeeze_dims": list(op.attrs.get("squeeze_dims") or [])}, []),
+    "Cast": lambda op: ({"SrcT": _t(op), "DstT": op.outputs[0].dtype, "Truncate": False}, []),
+    "Shape": lambda op: ({"T": _t(op), "out_type": op.outputs[0].dtype}, []),
+    "Fill": lambda op: ({"T": op.outputs[0].dtype, "index_type": op.inputs[0].dtype}, []),
+    "Placeholder": lambda op: ({"dtype": op.attrs["dtype"], "shape": op.attrs["shape"]}, []),
+    "PlaceholderWithDefault": lambda op: ({"dtype": op.outputs[0].dtype, "shape": op.attrs["shape"]}, []),
+    "Const": lambda op: ({"dtype": op.attrs["dtype"], "value": op.attrs["value"]}, []),
+    "VariableV2": lambda op: ({"shape": op.attrs["shape"], "dtype": op.attrs["dtype"], "container": "",
+                               "shared_name": ""}, []),
+    "Assign": lambda op: ({"T": _t(op), "validate_shape": bool(op.attrs.get("validate_shape", True)),
+                           "use_locking": bool(op.attrs.get("use_locking", True))}, []),
+    "AssignAdd": lambda op: ({"T": _t(op), "use_locking": False}, []),
+    "AssignSub": lambda op: ({"T": _t(op), "use_locking": False}, []),
+    "NoOp": lambda op: ({}, []),
+    "ApplyAdam": lambda op: ({"T": _t(op), "use_locking": bool(op.attrs.get("use_locking", False)),
+                              "use_nesterov": False}, []),
+    "ApplyGradientDescent": lambda op: ({"T": _t(op), "use_locking": bool(op.attrs.get("use_locking", False))},
+                                        []),
+}
+_EXPORTERS.update({name: (lambda op: ({"T": _t(op)}, [])) for name in _UNARY_T})
+
+
+def _random(op) -> tuple[dict, list]:
+    """TF's random ops take only the shape (tftk's RandomUniform with bounds: see expanded_nodes)."""
+    return ({"dtype": op.outputs[0].dtype, "T": op.inputs[0].dtype, "seed": int(op.attrs.get("seed") or 0),
+             "seed2": int(op.attrs.get("seed2") or 0)}, [])
+
+
+_EXPORTERS.update({name: _random for name in ("TruncatedNormal", "RandomStandardNormal")})
+
+
+def tf_form(op) -> tuple[dict, list] | None:
+    """(TF attrs, extra Const inputs) for `op`, or None when it has no TF form (export tftk's attrs)."""
+    exporter = _EXPORTERS.get(op.type)
+    return None if exporter is None else exporter(op)
+
+
+def _string_const(name: str, values: list[str]):
+    from tftk.proto.tensorflow import AttrValue, DataType, NodeDef
+    from tftk.summary.tensor_proto import make_tensor_proto
+    array = np.array([v.encode() for v in values], dtype=object)
+    return NodeDef(name=name, op="Const", attr={"dtype": AttrValue(type=DataType.Value("DT_STRING")),
+                                                 "value": AttrValue(tensor=make_tensor_proto(array))})
+
+
+def expanded_nodes(op) -> list | None:
+    """The TF nodes of a tftk op that TF spells as several nodes, or None for a one-node op."""
+    if op.type in ("SaveV2", "RestoreV2"):
+        return _saver_nodes(op)
+    if op.type == "RandomUniform":
+        return _uniform_nodes(op)
+    return None
+
+
+def _input(tensor) -> str:
+    return tensor.op.name + (f":{tensor.value_index}" if tensor.value_index else "")
+
+
+def _uniform_nodes(op) -> list:
+    """tftk's RandomUniform(shape, minval, maxval): TF's RandomUniformInt for integers; for floats
+    TF's unit RandomUniform(shape) scaled to [minval, maxval) by Sub/Mul/AddV2, as TF builds it."""
+    from tftk.proto.tensorflow import NodeDef
+    shape, low, high = (_input(t) for t in op.inputs)
+    dtype = op.outputs[0].dtype.as_datatype_enum
+    seeds = {"seed": int(op.attrs.get("seed") or 0), "seed2": int(op.attrs.get("seed2") or 0)}
+    if op.outputs[0].dtype.is_integer:
+        node = NodeDef(name=op.name, op="RandomUniformInt", input=[shape, low, high])
+        node.attr["Tout"].type, node.attr["T"].type = dtype, op.inputs[0].dtype.as_datatype_enum
+        for key, value in seeds.items():
+            node.attr[key].i = value
+        return [node]
+    unit = NodeDef(name=f"{op.name}/unit", op="RandomUniform", input=[shape])
+    unit.attr["dtype"].type, unit.attr["T"].type = dtype, op.inputs[0].dtype.as_datatype_enum
+    for key, value in seeds.items():
+        unit.attr[key].i = value
+    nodes = [unit, NodeDef(name=f"{op.name}/range", op="Sub", input=[high, low]),
+             NodeDef(name=f"{op.name}/scaled", op="Mul", input=[unit.name, f"{op.name}/range"]),
+             NodeDef(name=op.name, op="AddV2", input=[f"{op.name}/scaled", low])]
+    for node in nodes[1:]:
+        node.attr["T"].type = dtype
+    return nodes
+
+
+def _saver_nodes(op) -> list | None:
+    """tftk's SaveV2 / RestoreV2 ops as the nodes TF's Saver builds, so TF's loaders can run them.
+
+    SaveV2(prefix, tensor_names, shape_and_slices, *variables) plus `control_dependency`
+    (the SaverDef's save tensor); RestoreV2 with one output per variable, an Assign per variable
+    and the `restore_all` NoOp (the SaverDef's restore op), named as TF names them.
+    """
+    from tftk.proto.tensorflow import AttrValue, NodeDef
+    scope = op.name.rpartition("/")[0]
+    prefix = f"{scope}/" if scope else ""
+    names = list(op.get_attr("tensor_names"))
+    filename = op.inputs[0]
+    source = filename.op.name + (f":{filename.value_index}" if filename.value_index else "")
+    if op.type == "SaveV2":
+        dtypes_ = [t.dtype.as_datatype_enum for t in op.inputs[1:]]
+        save = NodeDef(name=f"{prefix}SaveV2", op="SaveV2",
+                       input=[source, f"{prefix}SaveV2/tensor_names", f"{prefix}SaveV2/shape_and_slices"]
+                       + [t.op.name for t in op.inputs[1:]])
+        save.attr["dtypes"].list.type.extend(dtypes_)
+        done = NodeDef(name=f"{prefix}control_dependency", op="Identity", input=[source, f"^{prefix}SaveV2"])
+        done.attr["T"].type = filename.dtype.as_datatype_enum
+        return [_string_const(f"{prefix}SaveV2/tensor_names", names),
+                _string_const(f"{prefix}SaveV2/shape_and_slices", [""] * len(names)), save, done]
+    variables = op.get_attr("variable_ops")
+    restore = NodeDef(name=f"{prefix}RestoreV2", op="RestoreV2",
+                      input=[source, f"{prefix}RestoreV2/tensor_names", f"{prefix}RestoreV2/shape_and_slices"])
+    restore.attr["dtypes"].list.type.extend(v.outputs[0].dtype.as_datatype_enum for v in variables)
+    nodes = [_string_const(f"{prefix}RestoreV2/tensor_names", names),
+             _string_const(f"{prefix}RestoreV2/shape_and_slices", [""] * len(names)), restore]
+    for i, variable in enumerate(variables):
+        assign = NodeDef(name=f"{prefix}Assign" + (f"_{i}" if i else ""), op="Assign",
+                         input=[variable.name, f"{prefix}RestoreV2" + (f":{i}" if i else "")])
+        assign.attr["T"].type = variable.outputs[0].dtype.as_datatype_enum
+        assign.attr["validate_shape"].CopyFrom(AttrValue(b=True))
+        assign.attr["use_locking"].CopyFrom(AttrValue(b=True))
+        nodes.append(assign)
+    nodes.append(NodeDef(name=op.name, op="NoOp", input=[f"^{n.name}" for n in nodes if n.op == "Assign"]))
+    return nodes
