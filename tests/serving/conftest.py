@@ -66,7 +66,7 @@ class ServerProcess:
         self.lines: list[str] = []
         self._ready = threading.Event()
         threading.Thread(target=self._read, daemon=True).start()
-        if not self._ready.wait(timeout):
+        if not self._ready.wait(timeout) or self.process.poll() is not None:
             self.stop()
             raise AssertionError("server did not start:\n" + "".join(self.lines))
         self.url = f"http://127.0.0.1:{self.rest_port}"
@@ -74,7 +74,7 @@ class ServerProcess:
     def _read(self) -> None:
         for line in self.process.stderr:
             self.lines.append(line)
-            if "serving: " in line:
+            if "tftk.serving: ready: " in line:
                 self._ready.set()
         self._ready.set()
 

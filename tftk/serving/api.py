@@ -1,0 +1,126 @@
+"""TF Serving's operations, independent of the wire: predict, classify, regress, metadata, status.
+
+REST and gRPC translate their requests into these calls and the answers back; batching plugs in
+here (`ServingApi(batcher=...)`), so both front ends share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from tftk.serving.manager import ModelManager, VersionStatus
+from tftk.serving.servable import CLASSIFY, PREDICT, REGRESS, RequestError, Servable, Signature
+
+__all__ = ["ModelRef", "Prediction", "ServingApi"]
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What a request names: a model, optionally a version or a label, and a signature."""
+
+    name: str
+    version: int | None = None
+    label: str | None = None
+    signature_name: str = ""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Outputs by key, with the version and signature that computed them."""
+
+    version: int
+    signature_name: str
+    outputs: dict[str, np.ndarray]
+
+
+class ServingApi:
+    """The served models' operations; `batcher` (tftk.serving.batching.Batcher) batches Session.runs."""
+
+    def __init__(self, manager: ModelManager, batcher=None):
+        self.manager, self.batcher = manager, batcher
+
+    def predict(self, ref: ModelRef, inputs: Mapping[str, np.ndarray], output_filter: list[str] | None = None,
+                method: str | None = None) -> Prediction:
+        """Run `ref`'s signature on `inputs`; `method` (CLASSIFY/REGRESS) requires that kind of signature."""
+        with self.manager.get(ref.name).acquire(ref.version, ref.label) as servable:
+            name, signature = servable.signature(ref.signature_name)
+            if method is not None and signature.method_name != method:
+                kind = "classification" if method == CLASSIFY else "regression"
+                raise RequestError(f"Expected {kind} signature method_name to be {method}. "
+                                   f"Was: {signature.method_name}")
+            checked = servable.check_inputs(signature, inputs)
+            keys = servable.output_keys(signature, output_filter)
+            return Prediction(servable.version, name, self._run(servable, name, signature, checked, keys))
+
+    def _run(self, servable: Servable, name: str, signature: Signature, inputs: dict[str, np.ndarray],
+             keys: list[str]) -> dict[str, np.ndarray]:
+        if self.batcher is not None and _batchable(signature, inputs):
+            return self.batcher.run(servable, name, inputs, keys)
+        return servable.run(name, inputs, keys)
+
+    def classify(self, ref: ModelRef, examples: list) -> tuple[Prediction, list[list[tuple[str, float]]]]:
+        """Classify serialized tf.Examples: per example, (label, score) for every class."""
+        prediction = self.predict(ref, {_single_input(self, ref): _serialized(examples)}, method=CLASSIFY)
+        scores = prediction.outputs.get("scores")
+        labels = prediction.outputs.get("classes")
+        if scores is None and labels is None:
+            raise RequestError("classification signature has neither 'classes' nor 'scores' outputs")
+        rows = len(scores if scores is not None else labels)
+        results = []
+        for row in range(rows):
+            width = (scores if scores is not None else labels).reshape(rows, -1).shape[1]
+            results.append([(_text(labels.reshape(rows, -1)[row, i]) if labels is not None else "",
+                             float(scores.reshape(rows, -1)[row, i]) if scores is not None else 0.0)
+                            for i in range(width)])
+        return prediction, results
+
+    def regress(self, ref: ModelRef, examples: list) -> tuple[Prediction, list[float]]:
+        """Regress serialized tf.Examples: one value per example (the signature's `outputs`)."""
+        prediction = self.predict(ref, {_single_input(self, ref): _serialized(examples)}, method=REGRESS)
+        values = prediction.outputs.get("outputs")
+        if values is None:
+            raise RequestError("regression signature has no 'outputs' output")
+        return prediction, [float(v) for v in np.asarray(values).reshape(-1)]
+
+    def metadata(self, ref: ModelRef) -> tuple[int, dict[str, Signature]]:
+        """(version, signatures) of `ref`."""
+        with self.manager.get(ref.name).acquire(ref.version, ref.label) as servable:
+            return servable.version, dict(servable.signatures)
+
+    def status(self, ref: ModelRef) -> list[VersionStatus]:
+        model = self.manager.get(ref.name)
+        version = model.labels.get(ref.label) if ref.label else ref.version
+        if ref.label and version is None:
+            from tftk.serving.servable import NotFound
+            raise NotFound(f"Unrecognized servable version label: {ref.label}")
+        return model.status(version)
+
+
+def _single_input(api: ServingApi, ref: ModelRef) -> str:
+    """The input key of `ref`'s classify/regress signature (it takes one tensor of serialized Examples)."""
+    with api.manager.get(ref.name).acquire(ref.version, ref.label) as servable:
+        _, signature = servable.signature(ref.signature_name)
+        if len(signature.inputs) != 1:
+            raise RequestError(f"signature takes {len(signature.inputs)} inputs; Classify/Regress need one")
+        return next(iter(signature.inputs))
+
+
+def _serialized(examples: list) -> np.ndarray:
+    if not examples:
+        raise RequestError("Input is empty")
+    array = np.empty(len(examples), object)
+    array[:] = [e if isinstance(e, bytes) else e.SerializeToString() for e in examples]
+    return array
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _batchable(signature: Signature, inputs: dict[str, np.ndarray]) -> bool:
+    """Requests merge when every input is batched along axis 0 with one common size."""
+    sizes = {value.shape[0] if value.ndim else -1 for value in inputs.values()}
+    return len(sizes) == 1 and -1 not in sizes and signature.method_name == PREDICT
