@@ -426,6 +426,7 @@ def serve(
     model_base_path: Optional[Path] = typer.Option(None, "--model-base-path", help="a run folder or numbered version folders"),
     model_name: str = typer.Option("default", "--model-name", help="the name requests use"),
     model_config_file: Optional[Path] = typer.Option(None, "--model-config-file", help="TF Serving's model config (text proto)"),
+    port: int = typer.Option(8500, "--port", help="gRPC port (0: no gRPC)"),
     rest_api_port: int = typer.Option(8501, "--rest-api-port", help="REST port (0: no REST)"),
     host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (0.0.0.0: every interface)"),
     poll_wait: float = typer.Option(1.0, "--file-system-poll-wait-seconds", help="seconds between looks for new versions (0: once)"),
@@ -441,7 +442,7 @@ def serve(
     from tftk.serving.server import ServerOptions, configure_logging, run_server
 
     models = build_models(result_dir, model_base_path, model_name, model_config_file, num_versions)
-    options = ServerOptions(port=0, rest_api_port=rest_api_port, host=host, rest_api_num_threads=rest_api_num_threads,
+    options = ServerOptions(port=port, rest_api_port=rest_api_port, host=host, rest_api_num_threads=rest_api_num_threads,
                             max_body_bytes=max_body_bytes, max_queue=max_queue, request_timeout_seconds=request_timeout)
     configure_logging(access_log or None)
     run_server(models, options, poll_wait_seconds=poll_wait)

@@ -88,8 +88,9 @@ def _header_timeout_protocol(seconds: float):
 def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, poll_wait_seconds: float = 1.0,
                ready=None) -> None:
     """Serve until SIGTERM/SIGINT; `ready(rest_port, grpc_port)` is called once both listen (default: a log line)."""
-    try:
-        import uvicorn  # noqa: F401  (fail before loading models when the extra is missing)
+    try:  # fail before loading models when the extra is missing
+        import grpc  # noqa: F401
+        import uvicorn  # noqa: F401
     except ImportError:
         raise UserInputError("tftk serve needs the serve extra: pip install 'tftk[serve]'") from None
     manager = ModelManager(models, poll_wait_seconds)
