@@ -15,6 +15,7 @@ from typing import Callable
 from tftk.proto import serving as pb
 from tftk.proto import tensorflow as tf_pb
 from tftk.serving.api import ModelRef, ServingApi
+from tftk.serving.batching import QueueFull
 from tftk.serving.metrics import Metrics
 from tftk.serving.servable import NotFound, RequestError, Signature
 from tftk.serving.tensors import DTYPE_ENUM, from_tensor_proto, to_tensor_proto
@@ -134,6 +135,8 @@ def _unary(handler: Callable, request_class, metrics: Metrics, method: str):
             code, message = grpc.StatusCode.INVALID_ARGUMENT, str(error)
         except NotFound as error:
             code, message = grpc.StatusCode.NOT_FOUND, str(error)
+        except QueueFull as error:
+            code, message = grpc.StatusCode.RESOURCE_EXHAUSTED, str(error)
         except Exception as error:  # the server answers and stays up
             _log.exception("gRPC %s failed", method)
             code, message = grpc.StatusCode.INTERNAL, f"{type(error).__name__}: {error}"

@@ -22,6 +22,7 @@ from concurrent.futures import Executor
 from typing import Any, Callable
 
 from tftk.serving.api import ModelRef, ServingApi
+from tftk.serving.batching import QueueFull
 from tftk.serving.metrics import Metrics
 from tftk.serving.servable import NotFound, RequestError, Signature
 from tftk.serving.tensors import DTYPE_NAME, example_from_json, json_inputs, json_outputs
@@ -84,6 +85,9 @@ class RestApp:
             status, body = 400, _error_body(str(error))
         except NotFound as error:
             status, body = 404, _error_body(str(error))
+        except QueueFull as error:
+            self.metrics.rejected("rest", "batch_queue_full")
+            status, body = 503, _error_body(str(error))
         except Exception as error:  # a bug or a failed Session.run: the server answers and stays up
             _log.exception("%s %s failed", method, path)
             status, body = 500, _error_body(f"{type(error).__name__}: {error}")

@@ -30,7 +30,7 @@ class ServerOptions:
     port: int = 8500  # gRPC; 0 disables
     rest_api_port: int = 8501  # 0 disables
     host: str = "127.0.0.1"
-    rest_api_num_threads: int = 16
+    rest_api_num_threads: int = 64  # a request waiting for its batch holds a thread
     max_body_bytes: int = 8 << 20
     max_queue: int = 256
     request_timeout_seconds: float = 10.0  # a client must send its request head and body within this
