@@ -433,6 +433,7 @@ def serve(
     num_versions: int = typer.Option(1, "--num-versions", help="newest versions kept loaded (flags only; the config file has its policy)"),
     enable_batching: bool = typer.Option(False, "--enable-batching", help="run concurrent requests to a model as one batch"),
     batching_parameters_file: Optional[Path] = typer.Option(None, "--batching-parameters-file", help="TF Serving's BatchingParameters (text proto)"),
+    intra_op: int = typer.Option(1, "--tensorflow-intra-op-parallelism", help="threads per Session.run (0: the run's setting); 1 suits a busy server"),
     rest_api_num_threads: int = typer.Option(64, "--rest-api-num-threads", help="threads running requests (REST and gRPC each)"),
     max_body_bytes: int = typer.Option(8 << 20, "--max-body-bytes", help="largest request body accepted (413 above)"),
     max_queue: int = typer.Option(256, "--max-queue", help="requests in progress before 503 / RESOURCE_EXHAUSTED"),
@@ -447,7 +448,7 @@ def serve(
     if batching_parameters_file is not None and not enable_batching:
         from tftk.framework.errors import UserInputError
         raise UserInputError("--batching-parameters-file needs --enable-batching")
-    models = build_models(result_dir, model_base_path, model_name, model_config_file, num_versions)
+    models = build_models(result_dir, model_base_path, model_name, model_config_file, num_versions, intra_op)
     parameters = read_batching_parameters(batching_parameters_file) if enable_batching else None
     options = ServerOptions(port=port, rest_api_port=rest_api_port, host=host, rest_api_num_threads=rest_api_num_threads,
                             max_body_bytes=max_body_bytes, max_queue=max_queue, request_timeout_seconds=request_timeout)

@@ -14,7 +14,7 @@ import numpy as np
 from tftk.serving.manager import ModelManager, VersionStatus
 from tftk.serving.servable import CLASSIFY, PREDICT, REGRESS, RequestError, Servable, Signature
 
-__all__ = ["ModelRef", "Prediction", "ServingApi"]
+__all__ = ["ModelRef", "Prediction", "Call", "ServingApi"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,16 @@ class Prediction:
     outputs: dict[str, np.ndarray]
 
 
+@dataclass(frozen=True)
+class Call:
+    """A checked request: the signature, its inputs converted to the signature's dtypes, the outputs."""
+
+    signature_name: str
+    inputs: dict[str, np.ndarray]
+    keys: list[str]
+    batchable: bool
+
+
 class ServingApi:
     """The served models' operations; `batcher` (tftk.serving.batching.Batcher) batches Session.runs."""
 
@@ -46,20 +56,23 @@ class ServingApi:
                 method: str | None = None) -> Prediction:
         """Run `ref`'s signature on `inputs`; `method` (CLASSIFY/REGRESS) requires that kind of signature."""
         with self.manager.get(ref.name).acquire(ref.version, ref.label) as servable:
-            name, signature = servable.signature(ref.signature_name)
-            if method is not None and signature.method_name != method:
-                kind = "classification" if method == CLASSIFY else "regression"
-                raise RequestError(f"Expected {kind} signature method_name to be {method}. "
-                                   f"Was: {signature.method_name}")
-            checked = servable.check_inputs(signature, inputs)
-            keys = servable.output_keys(signature, output_filter)
-            return Prediction(servable.version, name, self._run(servable, name, signature, checked, keys))
+            call = self.prepare(servable, ref.signature_name, inputs, output_filter, method)
+            if self.batcher is not None and call.batchable:
+                outputs = self.batcher.run(servable, call.signature_name, call.inputs, call.keys)
+            else:
+                outputs = servable.run(call.signature_name, call.inputs, call.keys)
+            return Prediction(servable.version, call.signature_name, outputs)
 
-    def _run(self, servable: Servable, name: str, signature: Signature, inputs: dict[str, np.ndarray],
-             keys: list[str]) -> dict[str, np.ndarray]:
-        if self.batcher is not None and _batchable(signature, inputs):
-            return self.batcher.run(servable, name, inputs, keys)
-        return servable.run(name, inputs, keys)
+    @staticmethod
+    def prepare(servable: Servable, signature_name: str, inputs: Mapping[str, np.ndarray],
+                output_filter: list[str] | None = None, method: str | None = None) -> "Call":
+        """The checked Session.run a request asks of `servable` (RequestError / NotFound when it cannot)."""
+        name, signature = servable.signature(signature_name)
+        if method is not None and signature.method_name != method:
+            kind = "classification" if method == CLASSIFY else "regression"
+            raise RequestError(f"Expected {kind} signature method_name to be {method}. Was: {signature.method_name}")
+        checked = servable.check_inputs(signature, inputs)
+        return Call(name, checked, servable.output_keys(signature, output_filter), _batchable(signature, checked))
 
     def classify(self, ref: ModelRef, examples: list) -> tuple[Prediction, list[list[tuple[str, float]]]]:
         """Classify serialized tf.Examples: per example, (label, score) for every class."""

@@ -92,6 +92,14 @@ class Batcher:
     def run(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
             keys: list[str]) -> dict[str, np.ndarray]:
         """The outputs of `inputs` (batched along axis 0), computed in a batch with other requests."""
+        return self.submit(servable, signature_name, inputs, keys).result()
+
+    def submit(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
+               keys: list[str]) -> Future:
+        """Queue `inputs`; the Future gets their outputs (an event loop awaits it without holding a thread).
+
+        The caller keeps `servable` acquired until the Future is done.
+        """
         rows = len(next(iter(inputs.values())))
         key = (id(servable), signature_name, tuple(keys),
                tuple((name, value.dtype.str, value.shape[1:]) for name, value in sorted(inputs.items())))
@@ -105,7 +113,7 @@ class Batcher:
             self._queues.setdefault(key, deque()).append(task)
             self._waiting_rows += rows
             self._condition.notify_all()
-        return task.future.result()
+        return task.future
 
     def _work(self) -> None:
         while True:

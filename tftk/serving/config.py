@@ -22,21 +22,21 @@ from tftk.serving.sources import ModelSource, RunFolderSource
 __all__ = ["build_models", "models_from_flags", "models_from_config_file", "source_for"]
 
 
-def source_for(base_path: str | Path) -> ModelSource:
-    """The source of a base path: a run folder, or numbered SavedModel version folders."""
+def source_for(base_path: str | Path, threads: int = 1) -> ModelSource:
+    """The source of a base path (a run folder); `threads` bounds each Session's intra-op threads."""
     from tftk.runs import CONFIG_FILE
 
     path = Path(base_path)
     if not path.is_dir():
         raise UserInputError(f"{path}: model base path not found")
     if (path / CONFIG_FILE).is_file():
-        return RunFolderSource(path)
+        return RunFolderSource(path, threads)
     raise UserInputError(f"{path}: not a run folder (no {CONFIG_FILE}); serving SavedModel version folders "
                          "needs tftk's SavedModel loader, which this build does not have yet")
 
 
 def build_models(result_dir: str | Path | None, model_base_path: str | Path | None, model_name: str,
-                 model_config_file: str | Path | None, num_versions: int = 1) -> list[ServedModel]:
+                 model_config_file: str | Path | None, num_versions: int = 1, threads: int = 1) -> list[ServedModel]:
     """The models `tftk serve`'s flags name: exactly one of a run folder, a base path or a config file."""
     given = [flag for flag, value in (("--result-dir", result_dir), ("--model-base-path", model_base_path),
                                       ("--model-config-file", model_config_file)) if value is not None]
@@ -44,14 +44,15 @@ def build_models(result_dir: str | Path | None, model_base_path: str | Path | No
         raise UserInputError("give one of --result-dir RUN, --model-base-path DIR (with --model-name) or "
                              f"--model-config-file FILE{' (got ' + ', '.join(given) + ')' if given else ''}")
     if model_config_file is not None:
-        return models_from_config_file(model_config_file)
-    return models_from_flags(model_name, result_dir if result_dir is not None else model_base_path, num_versions)
+        return models_from_config_file(model_config_file, threads)
+    return models_from_flags(model_name, result_dir if result_dir is not None else model_base_path, num_versions,
+                             threads)
 
 
-def models_from_flags(name: str, base_path: str | Path, num_versions: int = 1) -> list[ServedModel]:
+def models_from_flags(name: str, base_path: str | Path, num_versions: int = 1, threads: int = 1) -> list[ServedModel]:
     if num_versions < 1:
         raise UserInputError(f"--num-versions {num_versions}: keep at least 1 version")
-    return [ServedModel(name, source_for(base_path), VersionPolicy(latest=num_versions))]
+    return [ServedModel(name, source_for(base_path, threads), VersionPolicy(latest=num_versions))]
 
 
 def _parse_text_proto(path: Path, message, what: str):
@@ -67,7 +68,7 @@ def _parse_text_proto(path: Path, message, what: str):
         raise UserInputError(f"{path}: not a valid {what} text proto ({error})") from None
 
 
-def models_from_config_file(path: str | Path) -> list[ServedModel]:
+def models_from_config_file(path: str | Path, threads: int = 1) -> list[ServedModel]:
     """The models of a ModelServerConfig text file (relative base paths are taken from the file's folder)."""
     from tftk.proto import serving as messages
 
@@ -87,7 +88,7 @@ def models_from_config_file(path: str | Path) -> list[ServedModel]:
         names.add(entry.name)
         base = Path(entry.base_path)
         base = base if base.is_absolute() else path.parent / base
-        models.append(ServedModel(entry.name, source_for(base), _policy(entry.model_version_policy, where),
+        models.append(ServedModel(entry.name, source_for(base, threads), _policy(entry.model_version_policy, where),
                                   dict(entry.version_labels)))
     return models
 

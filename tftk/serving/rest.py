@@ -76,8 +76,11 @@ class RestApp:
                 raise HttpError(405, f"{method} not allowed on {path}; use {want}")
             ref = ModelRef(model, _version(match["version"]), match["label"])
             request = await self._json_body(scope, receive) if want == "POST" else {}
-            answer = await asyncio.get_running_loop().run_in_executor(
-                self.executor, self._answer, verb, ref, request)
+            if verb == "predict":
+                answer = await self._predict(ref, request)
+            else:
+                answer = await asyncio.get_running_loop().run_in_executor(
+                    self.executor, self._answer, verb, ref, request)
             status, body = 200, json.dumps(answer, separators=(",", ":")).encode()
         except HttpError as error:
             status, body = error.status, _error_body(str(error))
@@ -97,6 +100,8 @@ class RestApp:
         await _respond(send, status, body)
         elapsed = time.perf_counter() - started
         self.metrics.request("rest", verb or path, model, status, elapsed)
+        if not _access.isEnabledFor(logging.INFO):
+            return
         client = scope.get("client") or ("", 0)
         _access.info(json.dumps({"ts": round(time.time(), 3), "api": "rest", "client": f"{client[0]}:{client[1]}",
                                  "method": method, "path": path, "status": status, "bytes": len(body),
@@ -147,8 +152,6 @@ class RestApp:
             return {"model_spec": _spec_json(ref, version),
                     "metadata": {"signature_def": {"signature_def": {
                         key: signature_json(sig) for key, sig in signatures.items()}}}}
-        if verb == "predict":
-            return self._predict(ref, request)
         examples = request.get("examples")
         if not isinstance(examples, list) or not examples:
             raise RequestError('"examples" must be a non-empty list of objects')
@@ -164,18 +167,28 @@ class RestApp:
         answer["model_spec"] = _spec_json(ref, prediction.version, prediction.signature_name)
         return answer
 
-    def _predict(self, ref: ModelRef, request: dict) -> dict[str, Any]:
+    async def _predict(self, ref: ModelRef, request: dict) -> dict[str, Any]:
+        """Predict on the event loop: a batched request awaits its batch; others run on the executor."""
         output_filter = request.get("output_filter")
         if output_filter is not None and not (isinstance(output_filter, list)
                                               and all(isinstance(k, str) for k in output_filter)):
             raise RequestError('"output_filter" must be a list of output names')
+        signature_name = request.get("signature_name", "")
+        if not isinstance(signature_name, str):
+            raise RequestError('"signature_name" must be a string')
         with self.api.manager.get(ref.name).acquire(ref.version, ref.label) as servable:
-            _, signature = servable.signature(ref.signature_name)
+            _, signature = servable.signature(signature_name)
             inputs, rows = json_inputs(request, signature)
-            ref = ModelRef(ref.name, servable.version, None, ref.signature_name)
-            prediction = self.api.predict(ref, inputs, output_filter)
-        answer = json_outputs(prediction.outputs, rows)
-        answer["model_spec"] = _spec_json(ref, prediction.version, prediction.signature_name)
+            call = self.api.prepare(servable, signature_name, inputs, output_filter)
+            if self.api.batcher is not None and call.batchable:
+                pending = self.api.batcher.submit(servable, call.signature_name, call.inputs, call.keys)
+                outputs = await asyncio.wrap_future(pending)
+            else:
+                outputs = await asyncio.get_running_loop().run_in_executor(
+                    self.executor, servable.run, call.signature_name, call.inputs, call.keys)
+            version = servable.version
+        answer = json_outputs(outputs, rows)
+        answer["model_spec"] = _spec_json(ref, version, call.signature_name)
         return answer
 
 

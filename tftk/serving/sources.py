@@ -40,10 +40,11 @@ class ModelSource(Protocol):
 class RunFolderSource:
     """A run folder's checkpoints as versions (the step number is the version)."""
 
-    def __init__(self, run_dir: str | Path):
+    def __init__(self, run_dir: str | Path, threads: int = 1):
+        """`threads`: intra-op threads of each version's Session (0: the run's own setting)."""
         from tftk.runs import CONFIG_FILE
 
-        self.run_dir = Path(run_dir)
+        self.run_dir, self.threads = Path(run_dir), threads
         if not (self.run_dir / CONFIG_FILE).is_file():
             raise UserInputError(f"{self.run_dir}: not a run folder (no {CONFIG_FILE}); "
                                  "give a folder `tftk train` wrote, or --model-base-path for SavedModels")
@@ -71,6 +72,8 @@ class RunFolderSource:
 
         config = load_run_config(self.run_dir, model_schema).model_copy(
             update={"best": False, "debug": False, "result_dir": str(self.run_dir)})
+        if self.threads:
+            config = config.model_copy(update={"threads": self.threads})
         model = make_model(config, for_inference=True)
         try:
             model.saver.restore(model.sess, location)

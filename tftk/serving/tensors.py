@@ -50,6 +50,12 @@ def _decode_strings(value: Any, key: str) -> Any:
 
 def json_value(value: Any, key: str) -> np.ndarray:
     """A JSON tensor (number, string, b64 object, or nested lists of them) as a numpy array."""
+    try:  # the common case, numbers, without walking the lists in Python
+        array = np.array(value)
+        if array.dtype.kind in "biuf":
+            return array
+    except ValueError:
+        pass
     value = _decode_strings(value, key)
     try:
         array = np.array(value)
