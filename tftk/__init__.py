@@ -100,7 +100,10 @@ _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary
          "SessionLog": "tftk.summary.writer", "python": "tftk.api.python",
          "python_io": "tftk.api.python_io",
          "ClusterSpec": "tftk.distributed.cluster",
-         "replica_device_setter": "tftk.distributed.device_setter"}  # TF 0.x spelling of tf.train's
+         "replica_device_setter": "tftk.distributed.device_setter",  # TF 0.x spelling of tf.train's
+         "import_graph_def": "tftk.formats.importer", "graph_util": "tftk.formats.graph_util",
+         "saved_model": "tftk.formats.saved_model"}
+_LAZY_MODULES = {"python", "python_io", "graph_util", "saved_model"}
 
 
 def __getattr__(name: str):
@@ -108,7 +111,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
         module = importlib.import_module(_LAZY[name])
-        value = module if name in ("python", "python_io") else getattr(module, name)
+        value = module if name in _LAZY_MODULES else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'tftk' has no attribute {name!r}")

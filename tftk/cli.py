@@ -339,7 +339,7 @@ def inspect_checkpoint(
         prefix = latest_checkpoint(path)
         if prefix is None:
             raise UserInputError(f"{path}: no checkpoint in this folder")
-    elif not path.exists() and not Path(f"{path}.npz").exists():
+    elif not path.exists() and not Path(f"{path}.npz").exists() and not Path(f"{path}.index").exists():
         raise UserInputError(f"{path}: no such checkpoint or run folder")
     print_tensors_in_checkpoint_file(prefix, tensor_name, all_tensors, all_tensor_names)
 

@@ -83,7 +83,7 @@ def test_best_trial_is_stored_with_its_metric_and_checkpoint(searched):
     stored = load_best_config("MnistMLP", root)
     trial_dir = search_dir / "trials" / best_trial
     assert stored.metric == at_max[best_trial] and stored.metric_name == "validation_accuracy"
-    assert stored.checkpoint_path == str(trial_dir / "model.ckpt-9") and Path(stored.checkpoint_path + ".npz").exists()
+    assert stored.checkpoint_path == str(trial_dir / "model.ckpt-9") and Path(stored.checkpoint_path + ".index").exists()
     assert stored.run_dir == str(trial_dir)
     assert stored.config == yaml.safe_load((trial_dir / "config.yaml").read_text())
     assert f"best trial {best_trial}: validation_accuracy = {stored.metric:.6g} after 9 iterations" in stdout
@@ -236,4 +236,4 @@ def test_fullsearch_runs_three_stages_and_stores_their_best(tmp_path):
     stored = load_best_config("MnistMLP", tmp_path)
     everything = [e for stage in (first, grid, third) for e in events(stage, "result") if e["resource"] == 3]
     assert stored.metric == max(e["metric"] for e in everything)
-    assert Path(stored.checkpoint_path + ".npz").exists()
+    assert Path(stored.checkpoint_path + ".index").exists()

@@ -60,7 +60,7 @@ def test_run_folder_holds_config_checkpoints_events_metrics(trained):
     saved = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert saved["random_seed"] == 7 and saved["max_iter"] == 400 and saved["result_dir"] == str(run_dir)
     assert latest_checkpoint(run_dir) == str(run_dir / "model.ckpt-400")
-    assert (run_dir / "model.ckpt-200.npz").exists()
+    assert (run_dir / "model.ckpt-200.index").exists()
     assert list(run_dir.glob("events.out.tfevents.*"))
     steps = [(r["step"], sorted(r)) for r in read_metrics(run_dir)]
     assert steps[:2] == [(100, ["loss", "step"]), (200, ["loss", "step"])]

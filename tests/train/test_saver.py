@@ -93,7 +93,9 @@ def test_global_step_variable_names_the_file_and_state_tracks_max_to_keep(tmp_pa
             sess.run(bump)
             saved.append(saver.save(sess, base, global_step=step))
     assert saved == [f"{base}-{i}" for i in (1, 2, 3, 4)]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "model.ckpt-3.npz", "model.ckpt-4.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [  # TF's V2 files + .meta (tftk wrote .npz before)
+        "checkpoint", "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index", "model.ckpt-3.meta",
+        "model.ckpt-4.data-00000-of-00001", "model.ckpt-4.index", "model.ckpt-4.meta"]
     state = get_checkpoint_state(tmp_path)
     assert state.model_checkpoint_path == f"{base}-4"
     assert state.all_model_checkpoint_paths == [f"{base}-3", f"{base}-4"]
@@ -205,8 +207,7 @@ def test_corrupted_checkpoint_is_data_loss_naming_the_file(saved):
     saver, sess, prefix, variables = saved
     path = data_path(prefix)
     raw = bytearray(path.read_bytes())
-    header_end = raw.index(b"\n", raw.index(b"v1.npy")) + 1  # first byte of v1's float data
-    raw[header_end] ^= 0xFF
+    raw[0] ^= 0xFF  # first byte of v1's float data in the V2 data shard (names are stored sorted)
     path.write_bytes(bytes(raw))
     with pytest.raises(DataLossError, match=re.escape(str(path))):
         saver.restore(sess, prefix)
@@ -256,7 +257,7 @@ def test_kill_during_saver_save_keeps_previous_checkpoint_and_state(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", TRAINER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "1", "trainer died before its first checkpoint"
-        temp = re.compile(r"^\.model\.ckpt-\d+\.npz\..*\.tmp$")
+        temp = re.compile(r"^\.model\.ckpt-\d+\.(npz|index|data-\d+-of-\d+)\..*\.tmp$")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(temp.match(n) for n in os.listdir(tmp_path)):
             pass
@@ -277,4 +278,4 @@ def test_kill_during_saver_save_keeps_previous_checkpoint_and_state(tmp_path):
         w_value, step_value = sess.run([w, step])
     assert step_value == saved_step and np.all(w_value == saved_step)
     for prefix in get_checkpoint_state(tmp_path).all_model_checkpoint_paths:
-        assert Path(prefix + ".npz").is_file()
+        assert Path(prefix + ".index").is_file() and Path(prefix + ".data-00000-of-00001").is_file()

@@ -373,14 +373,28 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     return make_op("Fill", [d, v], v.dtype, shape, name)
 
 
+_SMALL_CONSTANT = 1000  # TF1's _constant_if_small: fewer elements than this become a splat Const
+
+
 def _constant_fill(shape: Any, dtype: Any, value: float, name: str) -> Tensor:
+    """What TF1's `zeros`/`ones` build: a splat Const when small and static, else a `Fill`.
+
+    A large static shape becomes `name/shape_as_tensor` + `name/Const` + `Fill` named `name`, so
+    the graph (and every GraphDef, event file and .meta written from it) stays O(1) in the size.
+    """
+    from tftk.framework.ops import name_scope
     from tftk.ops.constant_op import constant
     dtype = dtypes.as_dtype(dtype)
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
+    dims = None
     if static is not None and np.ndim(static) <= 1:
-        return constant(np.full(tuple(np.atleast_1d(static).astype(int).tolist()) if np.ndim(static) else (),
-                                value, dtype=dtype.as_numpy_dtype), dtype=dtype, name=name)
-    return fill(shape, np.asarray(value, dtype=dtype.as_numpy_dtype), name=name)
+        dims = [int(d) for d in np.atleast_1d(static).tolist()] if np.ndim(static) else []
+        if int(np.prod(dims, dtype=np.int64)) < _SMALL_CONSTANT:
+            return constant(value, dtype=dtype, shape=dims, name=name)
+    with name_scope(None, name, [shape] if isinstance(shape, Tensor) else []) as scope:
+        if dims is not None:
+            shape = constant(np.asarray(dims, np.int32), name="shape_as_tensor")
+        return fill(shape, constant(value, dtype=dtype), name=scope)
 
 
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: str = "zeros") -> Tensor:

@@ -10,7 +10,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor
 from tftk.ops import random_ops
-from tftk.ops.array_ops import fill, zeros
+from tftk.ops.array_ops import ones, zeros
 from tftk.ops.constant_op import constant
 from tftk.ops.op_builder import make_op
 
@@ -50,7 +50,7 @@ class Zeros(Initializer):
 
 class Ones(Initializer):
     def __call__(self, shape, dtype=None, partition_info=None):
-        return fill(_dims(shape), np.asarray(1, dtype=self._dtype(dtype).as_numpy_dtype))
+        return ones(_dims(shape), self._dtype(dtype))
 
 
 class Constant(Initializer):

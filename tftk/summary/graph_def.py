@@ -29,7 +29,37 @@ def graph_to_graph_def(graph, add_shapes: bool = False) -> GraphDef:
       graph: an object with `get_operations()`.
       add_shapes: add each node's `_output_shapes` attr (TensorBoard labels edges with them).
     """
-    return GraphDef(node=[node_def(op, add_shapes) for op in graph.get_operations()])
+    from tftk.formats.op_export import tf_form
+    nodes = []
+    for op in graph.get_operations():
+        form = tf_form(op)
+        if form is not None:
+            attrs, extra_inputs = form
+            for input_name, value in extra_inputs:  # tftk's build-time attrs as TF's Const inputs
+                nodes.append(NodeDef(name=f"{op.name}/{input_name}", op="Const", device=op.device or "",
+                                     attr={"dtype": attr_value(_dtype_of(value)),
+                                           "value": AttrValue(tensor=make_tensor_proto(value))}))
+            node = node_def(op, add_shapes, attrs)
+            node.input[len(op.inputs):len(op.inputs)] = [f"{op.name}/{n}" for n, _ in extra_inputs]
+        else:
+            node = node_def(op, add_shapes)
+            _mark_tftk_only(node, op)
+        nodes.append(node)
+    return GraphDef(node=nodes)
+
+
+def _dtype_of(value: np.ndarray):
+    from tftk.framework import dtypes
+    return dtypes.as_dtype(value.dtype)
+
+
+def _mark_tftk_only(node: NodeDef, op) -> None:
+    """Record what tftk's importer needs to rebuild an op TF does not have: output types, None attrs."""
+    if op.outputs:
+        node.attr["_tftk_output_types"].list.type.extend(t.dtype.as_datatype_enum for t in op.outputs)
+    none_attrs = sorted(k for k, v in op.attrs.items() if v is None)
+    if none_attrs:
+        node.attr["_tftk_none_attrs"].list.s.extend(k.encode() for k in none_attrs)
 
 
 def as_graph_def(graph_or_graph_def, add_shapes: bool) -> GraphDef:
@@ -41,12 +71,15 @@ def as_graph_def(graph_or_graph_def, add_shapes: bool) -> GraphDef:
     return graph_to_graph_def(graph_or_graph_def, add_shapes)
 
 
-def node_def(op, add_shapes: bool = False) -> NodeDef:
-    """One op as a NodeDef: data inputs `producer[:k]` (k > 0), then control inputs `^producer`."""
+def node_def(op, add_shapes: bool = False, attrs: dict | None = None) -> NodeDef:
+    """One op as a NodeDef: data inputs `producer[:k]` (k > 0), then control inputs `^producer`.
+
+    `attrs` replaces the op's own attrs (graph_to_graph_def passes TF's form of them).
+    """
     node = NodeDef(name=op.name, op=op.type, device=op.device or "")
     node.input.extend(_input_name(tensor) for tensor in op.inputs)
     node.input.extend("^" + control.name for control in op.control_inputs)
-    for key, value in sorted(op.attrs.items()):
+    for key, value in sorted((op.attrs if attrs is None else attrs).items()):
         attr = attr_value(value)
         if attr is not None:
             node.attr[key].CopyFrom(attr)

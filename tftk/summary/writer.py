@@ -74,7 +74,11 @@ class FileWriter:
         self._closed = True
         self.reopen()
         if graph is not None or graph_def is not None:
-            self.add_graph(graph if graph is not None else graph_def)
+            # TF1 writes the graph and, beside it, a MetaGraphDef holding it (TensorBoard's tags).
+            given = as_graph_def(graph if graph is not None else graph_def, add_shapes=True)
+            self.add_graph(given)
+            from tftk.formats.meta_graph import create_meta_graph_def
+            self.add_meta_graph(create_meta_graph_def(graph_def=given))
 
     # -- file and thread life cycle ----------------------------------------------------------
 
@@ -202,6 +206,12 @@ class FileWriter:
         """Add a tftk Graph (converted with `_output_shapes`) or a GraphDef proto (TF1's graph_def=)."""
         graph_def = as_graph_def(graph if graph is not None else graph_def, add_shapes=True)
         self._add(Event(graph_def=graph_def.SerializeToString()), global_step)
+
+    def add_meta_graph(self, meta_graph_def, global_step=None) -> None:
+        """Add a MetaGraphDef proto as a `meta_graph_def` event (what TF1's FileWriter writes)."""
+        if not hasattr(meta_graph_def, "graph_def") or not hasattr(meta_graph_def, "SerializeToString"):
+            raise TypeError(f"add_meta_graph needs a MetaGraphDef proto, got {type(meta_graph_def).__name__}")
+        self._add(Event(meta_graph_def=meta_graph_def.SerializeToString()), global_step)
 
     def add_run_metadata(self, run_metadata, tag: str, global_step=None) -> None:
         """Add a RunMetadata (ours or a proto) under `tag` as TaggedRunMetadata.

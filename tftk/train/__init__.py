@@ -20,7 +20,9 @@ from tftk.train.basic_session_run_hooks import (CheckpointSaverHook, CheckpointS
                                                 LoggingTensorHook, NanLossDuringTrainingError,
                                                 NanTensorHook, SecondOrStepTimer, StepCounterHook,
                                                 StopAtStepHook, SummarySaverHook)
-from tftk.train.checkpoint_io import checkpoint_exists, list_variables, load_variable  # noqa: F401,E402
+from tftk.train.checkpoint_utils import (NewCheckpointReader, checkpoint_exists,  # noqa: F401,E402
+                                         init_from_checkpoint, list_variables, load_checkpoint,
+                                         load_variable)
 from tftk.train.checkpoint_state import (get_checkpoint_state, latest_checkpoint,  # noqa: F401,E402
                                          update_checkpoint_state)
 from tftk.train.coordinator import Coordinator, LooperThread  # noqa: F401,E402
@@ -39,6 +41,7 @@ from tftk.train.input import (batch, input_producer, limit_epochs, range_input_p
 from tftk.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401,E402
 
 _LAZY = {"summary_iterator": "tftk.summary.events", "write_graph": "tftk.summary.graph_def",
+         "import_meta_graph": "tftk.formats.meta_graph", "export_meta_graph": "tftk.formats.meta_graph",
          "SummaryWriter": "tftk.summary.writer",
          "ClusterSpec": "tftk.distributed.cluster", "Server": "tftk.distributed.server",
          "ServerDef": "tftk.distributed.server", "replica_device_setter": "tftk.distributed.device_setter"}

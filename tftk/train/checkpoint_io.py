@@ -1,4 +1,8 @@
-"""Checkpoint data files: a mapping name -> numpy array, one `<prefix>.npz` per checkpoint, arrays only.
+"""Checkpoint data files: a mapping name -> numpy array, in TF's V2 format or tftk's `.npz`.
+
+A checkpoint is named by its prefix. Readers here accept both formats: TensorFlow's V2
+TensorBundle (`<prefix>.index` + `<prefix>.data-*`, see `tensor_bundle`), which `tf.train.Saver`
+writes by default, and tftk's earlier `<prefix>.npz`, which `save_arrays` writes:
 
 The file is a standard (uncompressed) zip of `.npy` members, readable by `np.load(path,
 allow_pickle=False)`. It is written atomically (temp file beside it, fsync, rename), so a reader sees a
@@ -23,7 +27,7 @@ from tftk.atomic import atomic_open
 from tftk.framework.errors import DataLossError, InvalidArgumentError, NotFoundError
 
 __all__ = [
-    "DATA_SUFFIX", "data_path", "save_arrays", "load_arrays", "load_variable", "list_variables",
+    "DATA_SUFFIX", "data_path", "save_arrays", "save_bundle", "load_arrays", "load_variable", "list_variables",
     "checkpoint_exists", "delete_checkpoint", "print_tensors_in_checkpoint_file",
 ]
 
@@ -32,9 +36,34 @@ _MEMBER_SUFFIX = ".npy"
 
 
 def data_path(prefix: str | os.PathLike) -> Path:
-    """The data file of checkpoint `prefix` (`prefix` itself when it already ends in .npz)."""
+    """The data file of checkpoint `prefix`: its V2 data shard when it has an index, else the .npz
+    (`prefix` itself when it already ends in .npz)."""
     text = os.fspath(prefix)
+    if _is_bundle(text):
+        return _bundle().data_path(text, 0, 1)
     return Path(text if text.endswith(DATA_SUFFIX) else text + DATA_SUFFIX)
+
+
+def _is_bundle(prefix: str | os.PathLike) -> bool:
+    return not os.fspath(prefix).endswith(DATA_SUFFIX) and Path(os.fspath(prefix) + ".index").is_file()
+
+
+def _bundle():
+    """The V2 module, imported on use: it pulls in protobuf, which `tftk --help` must not pay for."""
+    from tftk.train import tensor_bundle
+    return tensor_bundle
+
+
+def save_bundle(prefix: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> list[Path]:
+    """Write `arrays` as TF's V2 checkpoint `prefix` (`.index` + `.data-00000-of-00001`), atomically.
+
+    Raises InvalidArgumentError as `save_arrays` does for a name or value that cannot be stored.
+    """
+    checked = {_check_name(name): np.asarray(value) for name, value in arrays.items()}
+    try:
+        return _bundle().write_bundle(prefix, checked)
+    except ValueError as exc:
+        raise InvalidArgumentError(None, None, str(exc)) from None
 
 
 def save_arrays(prefix: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> list[Path]:
@@ -61,6 +90,13 @@ def load_arrays(prefix: str | os.PathLike, names: Sequence[str] | None = None) -
         NotFoundError: the data file is missing, or one of `names` is not in it.
         DataLossError: the data file is truncated or corrupted.
     """
+    if _is_bundle(prefix):
+        reader = _bundle().BundleReader(prefix)
+        stored = sorted(reader.variables())
+        wanted = stored if names is None else list(names)
+        for name in wanted:
+            _require(name, stored, prefix, _bundle().index_path(prefix))
+        return {name: reader.read(name) for name in wanted}
     with _open(prefix) as (path, archive):
         stored = _stored_names(archive)
         wanted = stored if names is None else list(names)
@@ -76,17 +112,24 @@ def load_variable(prefix: str | os.PathLike, name: str) -> np.ndarray:
 
 def list_variables(prefix: str | os.PathLike) -> list[tuple[str, tuple[int, ...], np.dtype]]:
     """(name, shape, dtype) of every array in checkpoint `prefix`, sorted by name, reading headers only."""
+    if _is_bundle(prefix):
+        return sorted((name, tuple(shape), dtype)
+                      for name, (shape, dtype) in _bundle().BundleReader(prefix).variables().items())
     with _open(prefix) as (_, archive):
         return sorted((name, *_header(archive, name)) for name in _stored_names(archive))
 
 
 def checkpoint_exists(prefix: str | os.PathLike) -> bool:
-    """True when the data file of checkpoint `prefix` exists (a leftover temp file never counts)."""
-    return data_path(prefix).is_file()
+    """True when checkpoint `prefix` exists: its V2 index or its .npz (a leftover temp file never counts)."""
+    return _is_bundle(prefix) or data_path(prefix).is_file()
 
 
 def delete_checkpoint(prefix: str | os.PathLike) -> None:
-    """Remove the data file of checkpoint `prefix`; a checkpoint already gone is not an error."""
+    """Remove checkpoint `prefix` in either format; a checkpoint already gone is not an error."""
+    if not os.fspath(prefix).endswith(DATA_SUFFIX):
+        _bundle().delete_bundle(prefix)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.fspath(prefix) + ".meta")  # the MetaGraphDef Saver.save writes beside it
     with contextlib.suppress(FileNotFoundError):
         data_path(prefix).unlink()
 

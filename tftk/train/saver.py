@@ -1,7 +1,8 @@
 """`tf.train.Saver`: save a session's variables to checkpoints and restore them, TF1's way.
 
 A Saver adds two ops to the graph once, when it is built: `save/SaveV2` (reads the variables and
-writes one atomic `.npz` checkpoint, see `checkpoint_io`) and `save/RestoreV2` (checks the file
+writes one atomic checkpoint: TF's V2 `.index` + `.data-00000-of-00001` by default, tftk's older
+`.npz` with write_version=1, see `checkpoint_io`) and `save/RestoreV2` (checks the file
 against the variables, then writes their values). Both take the checkpoint prefix through the
 `save/Const` filename tensor, so every later `save`/`restore` reuses the same cached plan and adds
 nothing to the graph. A restore checks every key, shape and dtype before touching any variable:
@@ -20,7 +21,8 @@ import numpy as np
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import GraphKeys, Operation, Tensor, get_default_graph, guard_scope
 from tftk.ops.op_builder import make_op
-from tftk.train.checkpoint_io import checkpoint_exists, list_variables, load_arrays, save_arrays
+from tftk.train.checkpoint_io import (checkpoint_exists, list_variables, load_arrays, save_arrays,
+                                      save_bundle)
 from tftk.train.checkpoint_state import (CheckpointRetention, get_checkpoint_state,
                                          latest_checkpoint, update_checkpoint_state)
 
@@ -35,9 +37,10 @@ def _prefix_of(filename: np.ndarray) -> str:
 
 def _bind_save(op: Operation, ctx: Any):
     names = op.get_attr("tensor_names")
+    write = save_arrays if op.get_attr("_tftk_npz") else save_bundle
 
     def kernel(filename, *values):
-        save_arrays(_prefix_of(filename), dict(zip(names, values)))
+        write(_prefix_of(filename), dict(zip(names, values)))
         return filename
     return kernel
 
@@ -138,9 +141,12 @@ class Saver:
       var_list: None (every global variable), a list of variables (stored under their op names),
         or a dict {checkpoint key: variable} — the key says where a value is saved and, on
         restore, which stored value goes into the variable.
-      reshape, sharded, restore_sequentially, builder, write_version, pad_step_number,
-        save_relative_paths, filename: accepted for TF1 compatibility; tftk writes one unsharded
-        `.npz` file per checkpoint and stores state-file paths relative to their directory.
+      write_version: 2 (`tf.train.SaverDef.V2`, the default) writes TF's V2 checkpoints, which
+        TensorFlow reads; 1 writes tftk's older `.npz` format (TF's own V1 format is not written).
+        Restore reads either format.
+      reshape, sharded, restore_sequentially, builder, pad_step_number, save_relative_paths,
+        filename: accepted for TF1 compatibility; tftk writes one unsharded checkpoint and stores
+        state-file paths relative to their directory.
       max_to_keep: how many recent checkpoints to keep (None or 0: keep all, track none).
       keep_checkpoint_every_n_hours: additionally keep one checkpoint per this many hours.
       name: the name scope of the save/restore ops (default "save").
@@ -164,6 +170,9 @@ class Saver:
         self._allow_empty = allow_empty
         self._pad_step_number = pad_step_number
         self._default_filename = filename or "model"
+        if write_version not in (1, 2):
+            raise ValueError(f"write_version must be 1 or 2 (tf.train.SaverDef.V1 / V2), got {write_version!r}")
+        self._write_version = write_version
         self._retention = CheckpointRetention(max_to_keep, keep_checkpoint_every_n_hours)
         self._built = False
         self._is_empty = False
@@ -191,7 +200,8 @@ class Saver:
                 self._filename = placeholder_with_default(
                     constant(self._default_filename, dtypes.string, name="filename"), [], name="Const")
                 self._save = make_op("SaveV2", [self._filename] + [op.outputs[0] for op in variable_ops],
-                                     dtypes.string, [], "SaveV2", {"tensor_names": names})
+                                     dtypes.string, [], "SaveV2",
+                                     {"tensor_names": names, "_tftk_npz": self._write_version == 1})
                 self._restore = make_op("RestoreV2", [self._filename], dtypes.string, [], "restore_all",
                                         {"tensor_names": names, "variable_ops": variable_ops})
         self._graph = graph
@@ -225,8 +235,9 @@ class Saver:
           latest_filename: name of the state file (default "checkpoint").
           write_state: update the state file and prune checkpoints beyond max_to_keep.
           logdir: an alias of `save_path` (the spelling seed 000's Supervisor example uses).
-          meta_graph_suffix, write_meta_graph, strip_default_attrs, save_debug_info: accepted for
-            TF1 compatibility; tftk does not write .meta files.
+          write_meta_graph: also write `<prefix>.<meta_graph_suffix>` (a MetaGraphDef: graph,
+            SaverDef, collections), as TF1 does, so `tf.train.import_meta_graph` can rebuild it.
+          strip_default_attrs, save_debug_info: accepted for TF1 compatibility.
 
         Raises:
           FailedPreconditionError: a variable is not initialised (named in the message).
@@ -247,6 +258,8 @@ class Saver:
         os.makedirs(folder, exist_ok=True)
         with self._save_lock:
             sess.run(self._save, {self._filename: prefix})
+            if write_meta_graph:
+                self.export_meta_graph(f"{prefix}.{meta_graph_suffix}")
             if write_state:
                 self._retention.record(os.path.abspath(prefix), time.time())
                 update_checkpoint_state(folder, prefix, self._retention.last_checkpoints or [prefix],
@@ -255,6 +268,30 @@ class Saver:
                                         last_preserved_timestamp=self._retention.last_preserved_timestamp)
                 self._retention.delete_expired()
         return prefix
+
+    @property
+    def saver_def(self):
+        """This Saver as TF's SaverDef proto (tensor and op names, retention, format V2)."""
+        from tftk.proto.tensorflow import SaverDef
+        self.build()
+        if self._is_empty:
+            return SaverDef()
+        return SaverDef(filename_tensor_name=self._filename.name, save_tensor_name=self._save.name,
+                        restore_op_name=self._restore.op.name, max_to_keep=self._retention.max_to_keep or 0,
+                        keep_checkpoint_every_n_hours=self._retention.keep_checkpoint_every_n_hours,
+                        version=SaverDef.V2 if self._write_version == 2 else SaverDef.V1)
+
+    def as_saver_def(self):
+        return self.saver_def
+
+    def export_meta_graph(self, filename: str | os.PathLike | None = None, collection_list=None,
+                          as_text: bool = False, clear_devices: bool = False, **kwargs):
+        """Write (and return) the MetaGraphDef of this Saver's graph with its SaverDef."""
+        from tftk.formats.meta_graph import export_meta_graph
+        self.build()
+        return export_meta_graph(filename, saver_def=self.saver_def, collection_list=collection_list,
+                                 as_text=as_text, graph=getattr(self, "_graph", None),
+                                 clear_devices=clear_devices)
 
     def restore(self, sess: Any, save_path: str | os.PathLike | None) -> None:
         """Load the variables' values from checkpoint `save_path` (a prefix, as `save` returns).
@@ -274,7 +311,7 @@ class Saver:
         prefix = os.fspath(save_path)
         if not checkpoint_exists(prefix):
             raise errors.NotFoundError(
-                None, None, f"The passed save_path is not a valid checkpoint: {prefix} (no file {prefix}.npz); "
+                None, None, f"The passed save_path is not a valid checkpoint: {prefix} (no {prefix}.index or {prefix}.npz); "
                 "use tf.train.latest_checkpoint(<dir>) to find the newest checkpoint of a directory")
         sess.run(self._restore, {self._filename: prefix})
 

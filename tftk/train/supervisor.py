@@ -153,6 +153,16 @@ class Supervisor:
         self._started_threads.extend(threads)
         return threads
 
+    def _write_graph_events(self) -> None:
+        """The graph event and the MetaGraphDef event (graph + SaverDef), as TF1's Supervisor writes."""
+        from tftk.formats.meta_graph import create_meta_graph_def
+        from tftk.summary.graph_def import graph_to_graph_def
+        graph_def = graph_to_graph_def(self._graph, add_shapes=True)
+        self._summary_writer.add_graph(graph_def)
+        saver_def = getattr(self._saver, "saver_def", None) if self._saver is not None else None
+        self._summary_writer.add_meta_graph(create_meta_graph_def(graph_def=graph_def, saver_def=saver_def))
+        self._graph_added_to_summary = True
+
     def start_standard_services(self, sess: Any) -> list[LooperThread]:
         """Write the graph and a START log, then start the summary, step-counter and checkpoint threads."""
         if not self._is_chief:
@@ -162,8 +172,7 @@ class Supervisor:
         if self._summary_writer is not None:
             from tftk.summary.writer import SessionLog
             if not self._graph_added_to_summary:
-                self._summary_writer.add_graph(self._graph)
-                self._graph_added_to_summary = True
+                self._write_graph_events()
             step = None if self._global_step is None else int(sess.run(self._global_step))
             self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), step)
             if self._summary_op is not None and self._save_summaries_secs:

@@ -1,0 +1,172 @@
+"""`tf.import_graph_def`: rebuild a TensorFlow GraphDef's nodes as tftk ops (see `op_table`)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from tftk.framework import dtypes
+from tftk.framework.ops import Operation, Tensor, get_default_graph
+from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
+from tftk.proto.tensorflow import AttrValue, GraphDef
+from tftk.summary.tensor_proto import make_ndarray, shape_dims
+
+__all__ = ["import_graph_def", "decode_attr", "UnsupportedNodeError"]
+
+
+def decode_attr(value: AttrValue) -> Any:
+    """An AttrValue as a Python value: str, int, float, bool, DType, dims list, ndarray or a list."""
+    kind = value.WhichOneof("value")
+    if kind == "list":
+        items = value.list
+        for field in ("s", "i", "f", "b", "type", "shape", "tensor"):
+            if len(getattr(items, field)):
+                return [decode_attr(AttrValue(**{field: v})) for v in getattr(items, field)]
+        return []
+    if kind == "s":
+        return value.s.decode("utf-8", errors="replace")
+    if kind == "type":
+        return dtypes.as_dtype(_numpy_name(value.type))
+    if kind == "shape":
+        return shape_dims(value.shape)
+    if kind == "tensor":
+        return make_ndarray(value.tensor)
+    return getattr(value, kind) if kind else None
+
+
+def _numpy_name(enum: int) -> str:
+    from tftk.proto.tensorflow import DataType
+    name = DataType.Name(enum)[3:].lower() if enum in DataType.values() else str(enum)
+    return {"float": "float32", "double": "float64", "half": "float16"}.get(name, name)
+
+
+def _split(name: str) -> tuple[str, int]:
+    """'node:1' -> ('node', 1); 'node' -> ('node', 0)."""
+    node, _, index = name.partition(":")
+    return node, int(index) if index else 0
+
+
+def _topological(graph_def: GraphDef, skip: frozenset) -> list:
+    """Nodes ordered so every input comes first; ValueError naming a missing input or a cycle."""
+    nodes = {n.name: n for n in graph_def.node if n.name not in skip}
+    order, state = [], {}
+    for root in nodes:
+        stack = [(root, False)]
+        while stack:
+            name, done = stack.pop()
+            if done:
+                state[name] = 2
+                order.append(nodes[name])
+                continue
+            if state.get(name) == 2:
+                continue
+            if state.get(name) == 1:
+                raise ValueError(f"import_graph_def: the graph has a cycle through node {name!r}")
+            state[name] = 1
+            stack.append((name, True))
+            for raw in nodes[name].input:
+                source = _split(raw.lstrip("^"))[0]
+                if source not in nodes:
+                    if source in skip:
+                        continue
+                    raise ValueError(f"import_graph_def: node {name!r} has input {raw!r}, which is not in the graph")
+                if state.get(source) != 2:
+                    stack.append((source, False))
+    return order
+
+
+def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None = None,
+                     return_elements: Sequence[str] | None = None, name: str | None = None,
+                     op_dict: Any = None, producer_op_list: Any = None,
+                     skip: Iterable[str] = ()) -> list | None:
+    """Import `graph_def` into the default graph under scope `name` (default "import").
+
+    Args:
+      graph_def: a GraphDef proto (TensorFlow's or tftk's).
+      input_map: {"node:0" or "node": Tensor} replacing those outputs (e.g. placeholders).
+      return_elements: names to return: "node:0" gives a Tensor, "node" an Operation.
+      name: the name scope of the imported nodes; "" imports them under their own names.
+      skip: node names not to import (import_meta_graph leaves out TF's saver ops).
+
+    Raises:
+      UnsupportedNodeError: a node's op type has no tftk equivalent; the message names it.
+    """
+    if not hasattr(graph_def, "node"):
+        raise TypeError(f"import_graph_def needs a GraphDef proto, got {type(graph_def).__name__}")
+    graph = get_default_graph()
+    mapped = {(k if ":" in k else k + ":0"): v for k, v in (input_map or {}).items()}
+    produced: dict[str, tuple[Operation | None, list[Tensor]]] = {}
+    scope = "import" if name is None else name
+    with graph.as_default(), graph.name_scope(scope or None):
+        for node in _topological(graph_def, frozenset(skip)):
+            builder = BUILDERS.get(node.op) or _tftk_builder(node)
+            if builder is None:
+                raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "
+                                           f"not supported by tftk")
+            inputs, controls = [], []
+            for raw in node.input:
+                if raw.startswith("^"):
+                    op = produced[raw[1:]][0]
+                    if op is not None:
+                        controls.append(op)
+                    continue
+                source, index = _split(raw)
+                key = f"{source}:{index}"
+                inputs.append(mapped[key] if key in mapped else _output(produced, source, index, node.name))
+            attrs = {k: decode_attr(v) for k, v in node.attr.items() if not k.startswith("_")}
+            attrs.update({k.decode(): None for k in node.attr["_tftk_none_attrs"].list.s}
+                         if "_tftk_none_attrs" in node.attr else {})
+            try:
+                with graph.control_dependencies(controls):
+                    result = builder(inputs, attrs, node.name)
+            except UnsupportedNodeError:
+                raise
+            except Exception as exc:
+                raise ValueError(f"import_graph_def: cannot rebuild node {node.name!r} ({node.op}): {exc}") from exc
+            produced[node.name] = _outputs(result)
+    if return_elements is None:
+        return None
+    out = []
+    for element in return_elements:
+        source, index = _split(element)
+        if source not in produced:
+            raise ValueError(f"Requested return_element {element!r} not found in graph_def.")
+        out.append(_output(produced, source, index, "return_elements") if ":" in element else produced[source][0])
+    return out
+
+
+def _tftk_builder(node):
+    """A builder for an op only tftk has (exported with `_tftk_output_types`): the same op type,
+    attrs (lists as tuples, as tftk's constructors store them) and inputs."""
+    from tftk.framework import registry
+    if "_tftk_output_types" not in node.attr or node.op not in registry.registered_types():
+        return None
+    types = [dtypes.as_dtype(_numpy_name(t)) for t in node.attr["_tftk_output_types"].list.type]
+    shapes = [shape_dims(s) for s in node.attr["_output_shapes"].list.shape] if "_output_shapes" in node.attr \
+        else [None] * len(types)
+
+    def build(inputs, attrs, name):
+        from tftk.framework.tensor_shape import TensorShape
+        fixed = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()}
+        return get_default_graph().create_op(node.op, inputs, [(t, TensorShape(s)) for t, s in zip(types, shapes)],
+                                             name, fixed)
+    return build
+
+
+def _output(produced: dict, source: str, index: int, consumer: str) -> Tensor:
+    outputs = produced[source][1]
+    if index >= len(outputs):
+        raise ValueError(f"import_graph_def: {consumer!r} uses output {index} of {source!r}, which has "
+                         f"{len(outputs)}")
+    return outputs[index]
+
+
+def _outputs(result: Any) -> tuple[Operation | None, list[Tensor]]:
+    if isinstance(result, Operation):
+        return result, list(result.outputs)
+    if isinstance(result, Tensor):
+        return result.op, list(result.op.outputs) if result.value_index == 0 else [result]
+    if hasattr(result, "_ref"):  # a Variable-like value
+        tensor = result._ref()
+        return tensor.op, [tensor]
+    tensors = list(result)
+    return (tensors[0].op if tensors else None), tensors

@@ -1,0 +1,97 @@
+"""tftk ops as TensorFlow NodeDefs: TF's op type, TF's attrs and TF's inputs, so TF imports them.
+
+tftk keeps some of TF's tensor inputs as build-time attrs (Reshape's shape, a reduction's axis,
+ExpandDims' dim, ConcatV2's axis); exporting adds them back as `<node>/<input>` Const nodes and
+writes the attrs TF's OpDef requires (`T`, `Tidx`, `data_format`, ...). Ops that exist only in
+tftk (gradient helpers, tftk's Saver ops) are written with their tftk attrs plus
+`_tftk_output_types`, which tftk's importer reads back; TensorFlow cannot run those.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["tf_form"]
+
+_UNARY_T = {"Identity", "Relu", "Relu6", "Sigmoid", "Tanh", "Neg", "Square", "Sqrt", "Rsqrt", "Exp",
+            "Log", "Abs", "Softplus", "Elu", "StopGradient", "ZerosLike", "OnesLike", "Softmax",
+            "LogSoftmax", "Add", "AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "FloorMod",
+            "FloorDiv", "Pow", "SquaredDifference", "Equal", "NotEqual", "Less", "Greater",
+            "LessEqual", "GreaterEqual", "ReluGrad", "SoftmaxCrossEntropyWithLogits"}
+
+
+def _t(op) -> Any:
+    return (op.inputs[0] if op.inputs else op.outputs[0]).dtype
+
+
+def _int32(values) -> np.ndarray:
+    return np.asarray(values, np.int32)
+
+
+def _reduction(op) -> tuple[dict, list]:
+    axis = op.attrs.get("axis")
+    if axis is None:
+        axis = list(range(op.inputs[0].shape.ndims or 0))
+    return ({"T": _t(op), "Tidx": _int32(0).dtype, "keep_dims": bool(op.attrs.get("keepdims", False))},
+            [("reduction_indices", _int32(axis))])
+
+
+def _nhwc(values) -> list[int]:
+    """tftk keeps (height, width) for strides/ksize/dilations; TF wants [1, h, w, 1]."""
+    values = [int(v) for v in values]
+    return [1, *values, 1] if len(values) == 2 else values
+
+
+def _conv(op) -> tuple[dict, list]:
+    return ({"T": op.outputs[0].dtype, "strides": _nhwc(op.attrs["strides"]), "padding": op.attrs["padding"],
+             "dilations": _nhwc(op.attrs.get("dilations") or (1, 1)), "data_format": "NHWC",
+             "use_cudnn_on_gpu": True}, [])
+
+
+def _pool(op) -> tuple[dict, list]:
+    return ({"T": _t(op), "ksize": _nhwc(op.attrs["ksize"]), "strides": _nhwc(op.attrs["strides"]),
+             "padding": op.attrs["padding"], "data_format": "NHWC"}, [])
+
+
+# tftk op type -> function(op) -> (TF attrs, extra Const inputs [(input name, array)]).
+_EXPORTERS: dict[str, Callable] = {
+    "MatMul": lambda op: ({"T": _t(op), "transpose_a": bool(op.attrs.get("transpose_a", False)),
+                           "transpose_b": bool(op.attrs.get("transpose_b", False))}, []),
+    "BiasAdd": lambda op: ({"T": _t(op), "data_format": "NHWC"}, []),
+    "BiasAddGrad": lambda op: ({"T": _t(op), "data_format": "NHWC"}, []),
+    "Conv2D": _conv, "Conv2DBackpropInput": _conv, "Conv2DBackpropFilter": _conv,
+    "MaxPool": _pool, "AvgPool": _pool,
+    "Reshape": lambda op: ({"T": _t(op), "Tshape": _int32(0).dtype}, [("shape", _int32(op.attrs["shape"]))]),
+    "Mean": _reduction, "Sum": _reduction, "Prod": _reduction, "Max": _reduction, "Min": _reduction,
+    "ExpandDims": lambda op: ({"T": _t(op), "Tdim": _int32(0).dtype}, [("dim", _int32(op.attrs["axis"]))]),
+    "ConcatV2": lambda op: ({"T": _t(op), "N": len(op.inputs), "Tidx": _int32(0).dtype},
+                            [("axis", _int32(op.attrs["axis"]))]),
+    "Pack": lambda op: ({"T": _t(op), "N": len(op.inputs), "axis": int(op.attrs.get("axis", 0))}, []),
+    "Squeeze": lambda op: ({"T": _t(op), "squeeze_dims": list(op.attrs.get("squeeze_dims") or [])}, []),
+    "Cast": lambda op: ({"SrcT": _t(op), "DstT": op.outputs[0].dtype, "Truncate": False}, []),
+    "Shape": lambda op: ({"T": _t(op), "out_type": op.outputs[0].dtype}, []),
+    "Fill": lambda op: ({"T": op.outputs[0].dtype, "index_type": op.inputs[0].dtype}, []),
+    "Placeholder": lambda op: ({"dtype": op.attrs["dtype"], "shape": op.attrs["shape"]}, []),
+    "PlaceholderWithDefault": lambda op: ({"dtype": op.outputs[0].dtype, "shape": op.attrs["shape"]}, []),
+    "Const": lambda op: ({"dtype": op.attrs["dtype"], "value": op.attrs["value"]}, []),
+    "VariableV2": lambda op: ({"shape": op.attrs["shape"], "dtype": op.attrs["dtype"], "container": "",
+                               "shared_name": ""}, []),
+    "Assign": lambda op: ({"T": _t(op), "validate_shape": bool(op.attrs.get("validate_shape", True)),
+                           "use_locking": bool(op.attrs.get("use_locking", True))}, []),
+    "AssignAdd": lambda op: ({"T": _t(op), "use_locking": False}, []),
+    "AssignSub": lambda op: ({"T": _t(op), "use_locking": False}, []),
+    "NoOp": lambda op: ({}, []),
+    "ApplyAdam": lambda op: ({"T": _t(op), "use_locking": bool(op.attrs.get("use_locking", False)),
+                              "use_nesterov": False}, []),
+    "ApplyGradientDescent": lambda op: ({"T": _t(op), "use_locking": bool(op.attrs.get("use_locking", False))},
+                                        []),
+}
+_EXPORTERS.update({name: (lambda op: ({"T": _t(op)}, [])) for name in _UNARY_T})
+
+
+def tf_form(op) -> tuple[dict, list] | None:
+    """(TF attrs, extra Const inputs) for `op`, or None when it has no TF form (export tftk's attrs)."""
+    exporter = _EXPORTERS.get(op.type)
+    return None if exporter is None else exporter(op)

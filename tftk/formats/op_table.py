@@ -1,0 +1,220 @@
+"""TensorFlow op types -> tftk graph builders: how `import_graph_def` rebuilds each NodeDef.
+
+Each entry takes the node's input tensors, its attrs (decoded to Python values) and its name,
+and builds the equivalent tftk op(s) through tftk's own constructors, returning the node's
+outputs in TF's order. Where TF passes a tensor that tftk takes as a build-time argument
+(Reshape's shape, a reduction's axis), the input must be constant: `_static` folds it, and a
+non-constant one is an error naming the node. Op types missing here are not supported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import tftk as tf
+from tftk.framework import registry
+from tftk.framework.ops import Tensor
+from tftk.ops import state_ops
+from tftk.ops.constant_value import constant_value
+from tftk.ops.op_builder import make_multi_op, make_op
+
+__all__ = ["BUILDERS", "UnsupportedNodeError"]
+
+Builder = Callable[[Sequence[Tensor], dict, str], Any]
+
+
+class UnsupportedNodeError(ValueError):
+    """A NodeDef tftk cannot rebuild (unknown op type, or a dynamic input tftk needs constant)."""
+
+
+def _static(tensor: Tensor, name: str, what: str):
+    value = constant_value(tensor)
+    if value is None:
+        raise UnsupportedNodeError(f"node {name!r}: its {what} input must be constant in tftk")
+    return value
+
+
+def _partial_vector(tensor: Tensor) -> list | None:
+    """A 1-D int tensor's value where known at build time, None for unknown entries (TF's
+    constant_value_as_shape): enough to keep static shapes through TF's dynamic Reshape idioms."""
+    value = constant_value(tensor)
+    if value is not None:
+        return [int(v) for v in np.atleast_1d(value).tolist()]
+    op = tensor.op
+    if op.type in ("Shape", "ShapeDynamic"):
+        return None if op.inputs[0].shape.ndims is None else op.inputs[0].shape.as_list()
+    if op.type in ("Identity", "Cast"):
+        return _partial_vector(op.inputs[0])
+    if op.type == "Pack":
+        scalars = [constant_value(t) for t in op.inputs]
+        return [None if v is None else int(v) for v in scalars]
+    if op.type == "ConcatV2":
+        parts = [_partial_vector(t) for t in op.inputs]
+        return None if any(p is None for p in parts) else [d for p in parts for d in p]
+    if op.type == "Slice":
+        whole, begin, size = _partial_vector(op.inputs[0]), constant_value(op.inputs[1]), constant_value(op.inputs[2])
+        if whole is None or begin is None or size is None:
+            return None
+        start = int(begin[0])
+        return whole[start:] if int(size[0]) == -1 else whole[start:start + int(size[0])]
+    return None
+
+
+registry.register_op("TileDynamic", lambda op, ctx: lambda x, multiples: np.tile(x, multiples.tolist()))
+registry.not_differentiable("TileDynamic")
+
+
+def _tile(x, a, name):
+    """TF's Tile; multiples only known at run time (TF's Mean gradient) get a numpy-kernel op."""
+    multiples = constant_value(x[1])
+    if multiples is not None:
+        return tf.tile(x[0], multiples.tolist(), name=name)
+    out = make_op("TileDynamic", [x[0], x[1]], x[0].dtype, None, name)
+    if x[0].shape.ndims is not None:
+        out.set_shape([None] * x[0].shape.ndims)
+    return out
+
+
+def _reshape(x, a, name):
+    out = tf.reshape(x[0], x[1], name=name)
+    dims = _partial_vector(x[1])
+    if dims is not None and out.shape.ndims is None:
+        out.set_shape([None if d is None or d < 0 else d for d in dims])
+    return out
+
+
+def _axis(tensor: Tensor, name: str):
+    value = _static(tensor, name, "axis")
+    return value.tolist() if np.ndim(value) else int(value)
+
+
+def _unary(fn: Callable) -> Builder:
+    return lambda x, a, name: fn(x[0], name=name)
+
+
+def _binary(fn: Callable) -> Builder:
+    return lambda x, a, name: fn(x[0], x[1], name=name)
+
+
+def _reduce(fn: Callable) -> Builder:
+    return lambda x, a, name: fn(x[0], axis=_axis(x[1], name), keepdims=a.get("keep_dims", False), name=name)
+
+
+def _same(op_type: str, *keep: str) -> Builder:
+    """A tftk op of the same type, inputs and (listed) attrs as TF's, one output like its first input."""
+    def build(x, a, name):
+        attrs = {k: tuple(a[k]) if isinstance(a[k], list) else a[k] for k in keep if k in a}
+        return make_op(op_type, list(x), x[0].dtype, x[0].shape if op_type != "BiasAddGrad" else None,
+                       name, attrs)
+    return build
+
+
+def _hw(values) -> tuple:
+    """TF's NHWC [1, h, w, 1] as tftk's (h, w)."""
+    values = tuple(int(v) for v in values)
+    return values[1:3] if len(values) == 4 else values
+
+
+def _conv_attrs(a: dict) -> dict:
+    return {"strides": _hw(a["strides"]), "padding": a["padding"], "dilations": _hw(a.get("dilations") or (1, 1))}
+
+
+def _conv_backprop(op_type: str) -> Builder:
+    def build(x, a, name):
+        if a.get("data_format", "NHWC") != "NHWC":
+            raise UnsupportedNodeError(f"node {name!r}: {op_type} with data_format {a['data_format']}")
+        return make_op(op_type, list(x), x[2].dtype, None, name, _conv_attrs(a))
+    return build
+
+
+def _max_pool_grad(x, a, name):
+    """TF's MaxPoolGrad(orig_input, orig_output, grad): tftk's takes the forward op's argmax."""
+    forward = x[1].op
+    if forward.type != "MaxPool":
+        raise UnsupportedNodeError(f"node {name!r}: MaxPoolGrad whose orig_output is not a MaxPool output")
+    return make_op("MaxPoolGrad", [x[2], forward.outputs[1], x[0]], x[2].dtype, x[0].shape, name)
+
+
+def _xent(x, a, name):
+    op = make_multi_op("SoftmaxCrossEntropyWithLogits", [x[0], x[1]],
+                       [(x[0].dtype, x[0].shape[:1]), (x[0].dtype, x[0].shape)], name)
+    return op.outputs
+
+
+def _variable(x, a, name):
+    return state_ops.variable_op(tf.TensorShape(a["shape"]), a["dtype"], name)
+
+
+def _const(x, a, name):
+    return tf.constant(a["value"], dtype=a["dtype"], name=name)
+
+
+def _placeholder(x, a, name):
+    return tf.placeholder(a["dtype"], a.get("shape"), name=name)
+
+
+BUILDERS: dict[str, Builder] = {
+    "Placeholder": _placeholder,
+    "PlaceholderWithDefault": lambda x, a, name: tf.placeholder_with_default(x[0], a["shape"], name=name),
+    "Const": _const,
+    "Identity": _unary(tf.identity),
+    "StopGradient": _unary(tf.stop_gradient),
+    "NoOp": lambda x, a, name: tf.no_op(name=name),
+    "VariableV2": _variable,
+    "Variable": _variable,
+    "Assign": lambda x, a, name: state_ops.assign(x[0], x[1], validate_shape=a.get("validate_shape", True),
+                                                  name=name),
+    "AssignAdd": lambda x, a, name: state_ops.assign_add(x[0], x[1], name=name),
+    "AssignSub": lambda x, a, name: state_ops.assign_sub(x[0], x[1], name=name),
+    "MatMul": lambda x, a, name: tf.matmul(x[0], x[1], transpose_a=a.get("transpose_a", False),
+                                           transpose_b=a.get("transpose_b", False), name=name),
+    "BiasAdd": lambda x, a, name: tf.nn.bias_add(x[0], x[1], name=name),
+    "Add": _binary(tf.add), "AddV2": _binary(tf.add), "Sub": _binary(tf.subtract),
+    "Mul": _binary(tf.multiply), "RealDiv": _binary(tf.realdiv), "FloorMod": _binary(tf.floormod),
+    "FloorDiv": _binary(tf.floordiv), "Maximum": _binary(tf.maximum), "Minimum": _binary(tf.minimum),
+    "Pow": _binary(tf.pow), "SquaredDifference": _binary(tf.squared_difference),
+    "Equal": _binary(tf.equal), "NotEqual": _binary(tf.not_equal), "Less": _binary(tf.less),
+    "Greater": _binary(tf.greater), "LessEqual": _binary(tf.less_equal),
+    "GreaterEqual": _binary(tf.greater_equal), "LogicalAnd": _binary(tf.logical_and),
+    "Neg": _unary(tf.negative), "Square": _unary(tf.square), "Sqrt": _unary(tf.sqrt),
+    "Rsqrt": _unary(tf.rsqrt), "Exp": _unary(tf.exp), "Log": _unary(tf.log), "Abs": _unary(tf.abs),
+    "Tanh": _unary(tf.tanh), "Sigmoid": _unary(tf.sigmoid), "Relu": _unary(tf.nn.relu),
+    "Relu6": _unary(tf.nn.relu6), "Elu": _unary(tf.nn.elu), "Softplus": _unary(tf.nn.softplus),
+    "Softmax": _unary(tf.nn.softmax), "LogSoftmax": _unary(tf.nn.log_softmax),
+    "ZerosLike": _unary(tf.zeros_like), "OnesLike": _unary(tf.ones_like),
+    "Cast": lambda x, a, name: tf.cast(x[0], a["DstT"], name=name),
+    "Shape": lambda x, a, name: tf.shape(x[0], out_type=a.get("out_type", tf.int32), name=name),
+    "ShapeN": lambda x, a, name: [tf.shape(t, out_type=a.get("out_type", tf.int32), name=name) for t in x],
+    "Size": lambda x, a, name: tf.size(x[0], out_type=a.get("out_type", tf.int32), name=name),
+    "Reshape": _reshape,
+    "Squeeze": lambda x, a, name: tf.squeeze(x[0], axis=a.get("squeeze_dims") or None, name=name),
+    "ExpandDims": lambda x, a, name: tf.expand_dims(x[0], _axis(x[1], name), name=name),
+    "ConcatV2": lambda x, a, name: tf.concat(list(x[:-1]), _axis(x[-1], name), name=name),
+    "Pack": lambda x, a, name: tf.stack(list(x), axis=a.get("axis", 0), name=name),
+    "Tile": _tile,
+    "Slice": lambda x, a, name: tf.slice(x[0], x[1], x[2], name=name),
+    "GatherV2": lambda x, a, name: tf.gather(x[0], x[1], axis=_axis(x[2], name), name=name),
+    "Fill": lambda x, a, name: tf.fill(x[0], x[1], name=name),
+    "Mean": _reduce(tf.reduce_mean), "Sum": _reduce(tf.reduce_sum), "Prod": _reduce(tf.reduce_prod),
+    "Max": _reduce(tf.reduce_max), "Min": _reduce(tf.reduce_min),
+    "ArgMax": lambda x, a, name: tf.argmax(x[0], _axis(x[1], name), output_type=a.get("output_type", tf.int64),
+                                           name=name),
+    "ArgMin": lambda x, a, name: tf.argmin(x[0], _axis(x[1], name), output_type=a.get("output_type", tf.int64),
+                                           name=name),
+    "Conv2D": lambda x, a, name: tf.nn.conv2d(x[0], x[1], a["strides"], a["padding"],
+                                              data_format=a.get("data_format", "NHWC"),
+                                              dilations=a.get("dilations") or [1, 1, 1, 1], name=name),
+    "MaxPool": lambda x, a, name: tf.nn.max_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
+    "AvgPool": lambda x, a, name: tf.nn.avg_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
+    "SoftmaxCrossEntropyWithLogits": _xent,
+    "ReluGrad": _same("ReluGrad"),
+    "BiasAddGrad": _same("BiasAddGrad"),
+    "MaxPoolGrad": _max_pool_grad,
+    "Conv2DBackpropInput": _conv_backprop("Conv2DBackpropInput"),
+    "Conv2DBackpropFilter": _conv_backprop("Conv2DBackpropFilter"),
+    "ApplyAdam": _same("ApplyAdam", "use_locking"),
+    "ApplyGradientDescent": _same("ApplyGradientDescent", "use_locking"),
+    "ApplyMomentum": _same("ApplyMomentum", "use_locking", "use_nesterov"),
+}
