@@ -12,6 +12,7 @@ from tftk.framework.errors import UserInputError
 from tftk.serving.manager import ModelManager, ServedModel, VersionPolicy
 from tftk.serving.servable import NotFound, RequestError
 from tftk.serving.sources import RunFolderSource
+from tftk.train.checkpoint_io import data_path
 from tftk.train.checkpoint_state import update_checkpoint_state
 
 
@@ -41,7 +42,7 @@ def predict(model: ServedModel, inputs, version=None):
 def test_versions_are_the_checkpoints_the_state_file_names_and_that_exist(run_copy):
     source = RunFolderSource(run_copy)
     assert sorted(source.versions()) == [50, 100]
-    (run_copy / ".model.ckpt-150.npz.x1y2.tmp").write_bytes(b"half a checkpoint")  # a Saver mid-write
+    (run_copy / ".model.ckpt-150.index.x1y2.tmp").write_bytes(b"half a checkpoint")  # a Saver mid-write
     name_checkpoints(run_copy, 50, 100, 150)  # names 150, whose data file is not there
     assert sorted(source.versions()) == [50, 100]
     (run_copy / "checkpoint").write_text("model_checkpoint_path: \"model.ckpt-1")  # damaged mid-replace
@@ -100,7 +101,7 @@ def test_a_version_that_fails_to_load_is_reported_and_the_old_one_stays(run_copy
     name_checkpoints(run_copy, 50)
     model = ServedModel("digits", RunFolderSource(run_copy))
     model.poll()
-    (run_copy / "model.ckpt-100.npz").write_bytes(b"not a checkpoint")
+    data_path(run_copy / "model.ckpt-100").write_bytes(b"not a checkpoint")
     name_checkpoints(run_copy, 50, 100)
     model.poll()
     try:
