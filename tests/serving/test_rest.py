@@ -228,3 +228,20 @@ def test_clients_in_parallel_all_get_answers(mlp_server):
     for thread in threads:
         thread.join()
     assert results == [200] * 80
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def test_memory_stays_bounded_under_a_flood_of_bad_and_oversized_requests(mlp_server):
+    bad = [(b"{" * 50000, None), (None, {"instances": [[0.5] * 64] * 1000}), (b"\xff\xfe", None),
+           (None, {"instances": [[0.5] * 63] * 200})]
+    for raw, body in bad * 5:  # warm up allocator pools first
+        mlp_server.request("POST", "/v1/models/digits:predict", body, raw=raw)
+    before = rss_kib(mlp_server.process.pid)
+    for raw, body in bad * 50:
+        assert mlp_server.request("POST", "/v1/models/digits:predict", body, raw=raw)[0] in (400, 413)
+    assert rss_kib(mlp_server.process.pid) - before < 20_000  # KiB: no growth per request
+    assert mlp_server.request("GET", "/v1/models/digits")[0] == 200
