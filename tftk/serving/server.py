@@ -6,6 +6,7 @@ polling, unload the models, exit 0.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import signal
 import sys
@@ -88,11 +89,10 @@ def _header_timeout_protocol(seconds: float):
 def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, poll_wait_seconds: float = 1.0,
                ready=None) -> None:
     """Serve until SIGTERM/SIGINT; `ready(rest_port, grpc_port)` is called once both listen (default: a log line)."""
-    try:  # fail before loading models when the extra is missing
-        import grpc  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
-        raise UserInputError("tftk serve needs the serve extra: pip install 'tftk[serve]'") from None
+    missing = [name for name in ("uvicorn", "grpc") if importlib.util.find_spec(name) is None]
+    if missing:  # fail before loading models
+        raise UserInputError(f"tftk serve needs the serve extra ({', '.join(missing)} missing): "
+                             "pip install 'tftk[serve]'")
     manager = ModelManager(models, poll_wait_seconds)
     ready = ready or _log_ready(options)
     metrics = Metrics(lambda: {name: model.versions() for name, model in manager.models.items()})
@@ -147,11 +147,7 @@ def _serve_rest(api: ServingApi, metrics: Metrics, options: ServerOptions, ready
 
 def _loop() -> str:
     """uvloop when installed (the serve extra has it; about twice asyncio's request rate), else asyncio."""
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:
-        return "asyncio"
-    return "uvloop"
+    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
 
 
 def _log_ready(options: ServerOptions):
