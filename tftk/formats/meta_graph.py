@@ -171,8 +171,11 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False, import_sc
         graph_def = GraphDef.FromString(graph_def.SerializeToString())
         for node in graph_def.node:
             node.device = ""
-    saver_scope = meta.saver_def.restore_op_name.rpartition("/")[0] if meta.HasField("saver_def") else ""
-    skip = {n.name for n in graph_def.node if saver_scope and n.name.startswith(saver_scope + "/")}
+    # Every Saver's subgraph (TF's sharded save/restore string plumbing included) stays out: the
+    # scopes holding a SaveV2/RestoreV2 node. The tftk Saver returned below does their work.
+    scopes = tuple({n.name.rpartition("/")[0] + "/" for n in graph_def.node
+                    if n.op in ("SaveV2", "RestoreV2", "MergeV2Checkpoints") and "/" in n.name})
+    skip = {n.name for n in graph_def.node if n.name.startswith(scopes)} if scopes else set()
     graph = get_default_graph()
     import_graph_def(graph_def, name=import_scope or "", skip=skip)
     import_collections(meta, graph, import_scope or "")

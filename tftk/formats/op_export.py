@@ -89,9 +89,62 @@ _EXPORTERS: dict[str, Callable] = {
                                         []),
 }
 _EXPORTERS.update({name: (lambda op: ({"T": _t(op)}, [])) for name in _UNARY_T})
+_EXPORTERS.update({name: (lambda op: ({"dtype": op.outputs[0].dtype, "T": op.inputs[0].dtype,
+                                       "seed": int(op.attrs.get("seed") or 0), "seed2": int(op.attrs.get("seed2") or 0)},
+                                      [])) for name in ("TruncatedNormal", "RandomStandardNormal", "RandomUniform")})
 
 
 def tf_form(op) -> tuple[dict, list] | None:
     """(TF attrs, extra Const inputs) for `op`, or None when it has no TF form (export tftk's attrs)."""
     exporter = _EXPORTERS.get(op.type)
     return None if exporter is None else exporter(op)
+
+
+def _string_const(name: str, values: list[str]):
+    from tftk.proto.tensorflow import AttrValue, DataType, NodeDef
+    from tftk.summary.tensor_proto import make_tensor_proto
+    array = np.array([v.encode() for v in values], dtype=object)
+    return NodeDef(name=name, op="Const", attr={"dtype": AttrValue(type=DataType.Value("DT_STRING")),
+                                                 "value": AttrValue(tensor=make_tensor_proto(array))})
+
+
+def saver_nodes(op) -> list | None:
+    """tftk's SaveV2 / RestoreV2 ops as the nodes TF's Saver builds, so TF's loaders can run them.
+
+    SaveV2(prefix, tensor_names, shape_and_slices, *variables) plus `control_dependency`
+    (the SaverDef's save tensor); RestoreV2 with one output per variable, an Assign per variable
+    and the `restore_all` NoOp (the SaverDef's restore op), named as TF names them.
+    """
+    from tftk.proto.tensorflow import AttrValue, NodeDef
+    if op.type not in ("SaveV2", "RestoreV2"):
+        return None
+    scope = op.name.rpartition("/")[0]
+    prefix = f"{scope}/" if scope else ""
+    names = list(op.get_attr("tensor_names"))
+    filename = op.inputs[0]
+    source = filename.op.name + (f":{filename.value_index}" if filename.value_index else "")
+    if op.type == "SaveV2":
+        dtypes_ = [t.dtype.as_datatype_enum for t in op.inputs[1:]]
+        save = NodeDef(name=f"{prefix}SaveV2", op="SaveV2",
+                       input=[source, f"{prefix}SaveV2/tensor_names", f"{prefix}SaveV2/shape_and_slices"]
+                       + [t.op.name for t in op.inputs[1:]])
+        save.attr["dtypes"].list.type.extend(dtypes_)
+        done = NodeDef(name=f"{prefix}control_dependency", op="Identity", input=[source, f"^{prefix}SaveV2"])
+        done.attr["T"].type = filename.dtype.as_datatype_enum
+        return [_string_const(f"{prefix}SaveV2/tensor_names", names),
+                _string_const(f"{prefix}SaveV2/shape_and_slices", [""] * len(names)), save, done]
+    variables = op.get_attr("variable_ops")
+    restore = NodeDef(name=f"{prefix}RestoreV2", op="RestoreV2",
+                      input=[source, f"{prefix}RestoreV2/tensor_names", f"{prefix}RestoreV2/shape_and_slices"])
+    restore.attr["dtypes"].list.type.extend(v.outputs[0].dtype.as_datatype_enum for v in variables)
+    nodes = [_string_const(f"{prefix}RestoreV2/tensor_names", names),
+             _string_const(f"{prefix}RestoreV2/shape_and_slices", [""] * len(names)), restore]
+    for i, variable in enumerate(variables):
+        assign = NodeDef(name=f"{prefix}Assign" + (f"_{i}" if i else ""), op="Assign",
+                         input=[variable.name, f"{prefix}RestoreV2" + (f":{i}" if i else "")])
+        assign.attr["T"].type = variable.outputs[0].dtype.as_datatype_enum
+        assign.attr["validate_shape"].CopyFrom(AttrValue(b=True))
+        assign.attr["use_locking"].CopyFrom(AttrValue(b=True))
+        nodes.append(assign)
+    nodes.append(NodeDef(name=op.name, op="NoOp", input=[f"^{n.name}" for n in nodes if n.op == "Assign"]))
+    return nodes

@@ -29,9 +29,13 @@ def graph_to_graph_def(graph, add_shapes: bool = False) -> GraphDef:
       graph: an object with `get_operations()`.
       add_shapes: add each node's `_output_shapes` attr (TensorBoard labels edges with them).
     """
-    from tftk.formats.op_export import tf_form
+    from tftk.formats.op_export import saver_nodes, tf_form
     nodes = []
     for op in graph.get_operations():
+        expanded = saver_nodes(op)
+        if expanded is not None:
+            nodes.extend(expanded)
+            continue
         form = tf_form(op)
         if form is not None:
             attrs, extra_inputs = form

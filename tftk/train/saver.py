@@ -276,7 +276,9 @@ class Saver:
         self.build()
         if self._is_empty:
             return SaverDef()
-        return SaverDef(filename_tensor_name=self._filename.name, save_tensor_name=self._save.name,
+        # Names as the exported graph has them (see formats/op_export.saver_nodes): TF's loaders run these.
+        scope = self._save.op.name.rpartition("/")[0]
+        return SaverDef(filename_tensor_name=self._filename.name, save_tensor_name=f"{scope}/control_dependency:0",
                         restore_op_name=self._restore.op.name, max_to_keep=self._retention.max_to_keep or 0,
                         keep_checkpoint_every_n_hours=self._retention.keep_checkpoint_every_n_hours,
                         version=SaverDef.V2 if self._write_version == 2 else SaverDef.V1)

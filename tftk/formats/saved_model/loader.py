@@ -1,0 +1,70 @@
+"""`tf.saved_model.loader.load`: a SavedModel's MetaGraphDef for a tag set, into a Session.
+
+Works with a plain Session on any graph: the graph is imported into `sess.graph`, the variables
+restored from `variables/variables`, and the main/legacy init op run, as TF1's loader does.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+from tftk.formats.saved_model import constants
+from tftk.proto.tensorflow import MetaGraphDef, SavedModel
+
+__all__ = ["load", "maybe_saved_model_directory", "read_saved_model"]
+
+
+def maybe_saved_model_directory(export_dir: str | os.PathLike) -> bool:
+    """True when `export_dir` holds saved_model.pb or saved_model.pbtxt."""
+    folder = os.fspath(export_dir)
+    return any(os.path.isfile(os.path.join(folder, n))
+               for n in (constants.SAVED_MODEL_FILENAME_PB, constants.SAVED_MODEL_FILENAME_PBTXT))
+
+
+def read_saved_model(export_dir: str | os.PathLike) -> SavedModel:
+    """The SavedModel proto of a folder; OSError when there is none, ValueError when it is corrupt."""
+    from google.protobuf import message, text_format
+    folder = os.fspath(export_dir)
+    binary = os.path.join(folder, constants.SAVED_MODEL_FILENAME_PB)
+    text = os.path.join(folder, constants.SAVED_MODEL_FILENAME_PBTXT)
+    if os.path.isfile(binary):
+        try:
+            with open(binary, "rb") as handle:
+                return SavedModel.FromString(handle.read())
+        except message.DecodeError:
+            raise ValueError(f"{binary} is not a SavedModel proto (truncated or corrupt)") from None
+    if os.path.isfile(text):
+        try:
+            with open(text, encoding="utf-8") as handle:
+                return text_format.Parse(handle.read(), SavedModel())
+        except (UnicodeDecodeError, text_format.ParseError) as exc:
+            raise ValueError(f"{text} is not a SavedModel text proto: {exc}") from None
+    raise OSError(f"SavedModel file does not exist at: {folder}/{{{constants.SAVED_MODEL_FILENAME_PBTXT}|"
+                  f"{constants.SAVED_MODEL_FILENAME_PB}}}")
+
+
+def load(sess: Any, tags: Sequence[str], export_dir: str | os.PathLike, import_scope: str | None = None,
+         **saver_kwargs: Any) -> MetaGraphDef:
+    """Load the MetaGraphDef tagged exactly `tags` into `sess.graph`, restore its variables, run its
+    init op; returns the MetaGraphDef (its `signature_def` names the tensors to feed and fetch)."""
+    from tftk.formats.meta_graph import import_meta_graph
+    from tftk.train.checkpoint_io import checkpoint_exists
+    saved_model = read_saved_model(export_dir)
+    wanted = {tags} if isinstance(tags, str) else set(tags)
+    found = [m for m in saved_model.meta_graphs if set(m.meta_info_def.tags) == wanted]
+    if not found:
+        available = [sorted(m.meta_info_def.tags) for m in saved_model.meta_graphs]
+        raise RuntimeError(f"MetaGraphDef associated with tags {sorted(wanted)} could not be found in SavedModel "
+                           f"{os.fspath(export_dir)}; available tag-sets: {available}")
+    meta = found[0]
+    with sess.graph.as_default():
+        saver = import_meta_graph(meta, import_scope=import_scope)
+        variables = os.path.join(os.fspath(export_dir), constants.VARIABLES_DIRECTORY, constants.VARIABLES_FILENAME)
+        if saver is not None and checkpoint_exists(variables):
+            saver.restore(sess, variables)
+        init = sess.graph.get_collection(constants.MAIN_OP_KEY) or \
+            sess.graph.get_collection(constants.LEGACY_INIT_OP_KEY)
+        if init:
+            sess.run(init[0])
+    return meta
