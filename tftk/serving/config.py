@@ -8,7 +8,8 @@ The model config file is TF Serving's ModelServerConfig text proto:
                version_labels { key: "stable" value: 1500 } }
     }
 
-A base path is a `tftk train` run folder (its checkpoints are the versions).
+A base path is a `tftk train` run folder (its checkpoints are the versions) or TF Serving's layout
+of numbered SavedModel folders.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ __all__ = ["build_models", "models_from_flags", "models_from_config_file", "sour
 
 
 def source_for(base_path: str | Path, threads: int = 1) -> ModelSource:
-    """The source of a base path (a run folder); `threads` bounds each Session's intra-op threads."""
+    """The source of a base path (a run folder or SavedModel version folders); `threads` bounds each
+    Session's intra-op threads."""
     from tftk.runs import CONFIG_FILE
 
     path = Path(base_path)
@@ -31,8 +33,9 @@ def source_for(base_path: str | Path, threads: int = 1) -> ModelSource:
         raise UserInputError(f"{path}: model base path not found")
     if (path / CONFIG_FILE).is_file():
         return RunFolderSource(path, threads)
-    raise UserInputError(f"{path}: not a run folder (no {CONFIG_FILE}); serving SavedModel version folders "
-                         "needs tftk's SavedModel loader, which this build does not have yet")
+    from tftk.serving.saved_model_source import SavedModelSource
+
+    return SavedModelSource(path, threads)
 
 
 def build_models(result_dir: str | Path | None, model_base_path: str | Path | None, model_name: str,

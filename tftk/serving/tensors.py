@@ -14,14 +14,14 @@ import numpy as np
 from tftk.serving.servable import RequestError, Signature
 
 __all__ = ["json_inputs", "json_outputs", "json_value", "example_from_json", "to_tensor_proto", "from_tensor_proto",
-           "DTYPE_ENUM", "DTYPE_NAME"]
+           "DTYPE_ENUM", "ENUM_DTYPE", "DTYPE_NAME"]
 
 # tensorflow.DataType numbers (types.proto) of the dtypes a request can carry.
 DTYPE_ENUM = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3, np.dtype(np.uint8): 4,
               np.dtype(np.int16): 5, np.dtype(np.int8): 6, np.dtype(object): 7, np.dtype(np.int64): 9,
               np.dtype(np.bool_): 10, np.dtype(np.uint16): 17, np.dtype(np.float16): 19,
               np.dtype(np.uint32): 22, np.dtype(np.uint64): 23}
-_ENUM_DTYPE = {number: dtype for dtype, number in DTYPE_ENUM.items()}
+ENUM_DTYPE = {number: dtype for dtype, number in DTYPE_ENUM.items()}
 DTYPE_NAME = {dtype: name for dtype, name in zip(DTYPE_ENUM, (
     "DT_FLOAT", "DT_DOUBLE", "DT_INT32", "DT_UINT8", "DT_INT16", "DT_INT8", "DT_STRING", "DT_INT64", "DT_BOOL",
     "DT_UINT16", "DT_HALF", "DT_UINT32", "DT_UINT64"))}
@@ -160,7 +160,7 @@ def example_from_json(features: Any, index: int):
 # ---- TensorProto ------------------------------------------------------------------------------------
 def from_tensor_proto(proto, key: str) -> np.ndarray:
     """A TensorProto (tensor_content or the typed *_val fields, a single value broadcast) as numpy."""
-    dtype = _ENUM_DTYPE.get(proto.dtype)
+    dtype = ENUM_DTYPE.get(proto.dtype)
     if dtype is None:
         raise RequestError(f"input '{key}': unsupported dtype {proto.dtype}")
     if proto.tensor_shape.unknown_rank:
