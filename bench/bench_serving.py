@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--max-batch-size", type=int, default=64)
-    parser.add_argument("--batch-timeout-micros", type=int, default=2000)
+    parser.add_argument("--batch-timeout-micros", type=int, default=5000)
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk not found: apt-get install wrk")
