@@ -139,6 +139,7 @@ def test_bad_rpcs_get_the_right_code_and_the_server_stays_up(server, method, mak
     assert ok.model_spec.version.value == 100
 
 
+@pytest.mark.slow  # imports TensorFlow in its venv
 def test_tensorflow_serving_apis_official_client_works_unchanged(server, mlp_run, tmp_path):
     from tests.tf_oracle import require_tf
 
