@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from tftk.framework.errors import UserInputError
+from tftk.proto import serving as pb
 from tftk.serving.batching import Batcher, BatchingParameters, QueueFull, read_batching_parameters
 from tftk.serving.manager import ServedModel, VersionPolicy
 from tftk.serving.sources import RunFolderSource
+from tftk.serving.tensors import from_tensor_proto, to_tensor_proto
 
 
 @pytest.fixture()
@@ -113,16 +115,32 @@ def test_server_batches_concurrent_rest_and_grpc_requests(serve, mlp_run, tmp_pa
     parameters = tmp_path / "batching.config"
     parameters.write_text("max_batch_size { value: 32 } batch_timeout_micros { value: 100000 } "
                           "num_batch_threads { value: 1 }")
-    server = serve("--result-dir", str(mlp_run), "--enable-batching", "--batching-parameters-file", str(parameters))
+    server = serve("--result-dir", str(mlp_run), "--enable-batching", "--batching-parameters-file", str(parameters),
+                   grpc=True)
     images = np.random.default_rng(1).random((16, 64), dtype=np.float32)
     alone = server.request("POST", "/v1/models/default:predict", {"instances": images.tolist()})[1]["predictions"]
-    with ThreadPoolExecutor(16) as pool:
-        answers = list(pool.map(lambda i: server.request("POST", "/v1/models/default:predict",
-                                                         {"instances": images[i:i + 1].tolist()}), range(16)))
-    assert [status for status, _ in answers] == [200] * 16
-    assert [answer["predictions"][0]["classes"] for _, answer in answers] == [row["classes"] for row in alone]
+
+    def rest(i):
+        status, answer = server.request("POST", "/v1/models/default:predict", {"instances": images[i:i + 1].tolist()})
+        return answer["predictions"][0]["classes"] if status == 200 else answer
+
+    def grpc_predict(i):
+        import grpc
+
+        request = pb.PredictRequest()
+        request.model_spec.name = "default"
+        to_tensor_proto(images[i:i + 1], request.inputs["images"])
+        with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+            response = channel.unary_unary("/tensorflow.serving.PredictionService/Predict",
+                                           request_serializer=lambda m: m.SerializeToString(),
+                                           response_deserializer=pb.PredictResponse.FromString)(request, timeout=30)
+        return int(from_tensor_proto(response.outputs["classes"], "classes")[0])
+
+    with ThreadPoolExecutor(32) as pool:
+        answers = list(pool.map(lambda i: (rest if i < 16 else grpc_predict)(i % 16), range(32)))
+    assert answers == [row["classes"] for row in alone] * 2
     metrics = server.request("GET", "/metrics")[1]
     batches = int(re.search(r'tftk_serving_batch_size_count\{model="default"\} (\d+)', metrics).group(1))
     examples = float(re.search(r'tftk_serving_batch_size_sum\{model="default"\} (\S+)', metrics).group(1))
-    assert examples == 32 and batches < 1 + 16, metrics  # the 16-row request, then 16 one-row ones in few batches
-    assert batches <= 1 + 8
+    assert examples == 48, metrics  # the 16-row request, then 32 one-row ones ...
+    assert batches <= 1 + 16, metrics  # ... in batches of two or more on average

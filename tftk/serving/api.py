@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from tftk.serving.manager import ModelManager, VersionStatus
-from tftk.serving.servable import CLASSIFY, PREDICT, REGRESS, RequestError, Servable, Signature
+from tftk.serving.servable import CLASSIFY, PREDICT, REGRESS, NotFound, RequestError, Servable, Signature
 
 __all__ = ["ModelRef", "Prediction", "Call", "ServingApi"]
 
@@ -77,18 +77,15 @@ class ServingApi:
     def classify(self, ref: ModelRef, examples: list) -> tuple[Prediction, list[list[tuple[str, float]]]]:
         """Classify serialized tf.Examples: per example, (label, score) for every class."""
         prediction = self.predict(ref, {_single_input(self, ref): _serialized(examples)}, method=CLASSIFY)
-        scores = prediction.outputs.get("scores")
-        labels = prediction.outputs.get("classes")
+        scores, labels = prediction.outputs.get("scores"), prediction.outputs.get("classes")
         if scores is None and labels is None:
             raise RequestError("classification signature has neither 'classes' nor 'scores' outputs")
-        rows = len(scores if scores is not None else labels)
-        results = []
-        for row in range(rows):
-            width = (scores if scores is not None else labels).reshape(rows, -1).shape[1]
-            results.append([(_text(labels.reshape(rows, -1)[row, i]) if labels is not None else "",
-                             float(scores.reshape(rows, -1)[row, i]) if scores is not None else 0.0)
-                            for i in range(width)])
-        return prediction, results
+        labels, scores = (None if value is None else np.asarray(value).reshape(len(examples), -1)
+                          for value in (labels, scores))
+        scores = np.zeros(labels.shape, np.float32) if scores is None else scores  # TF Serving: missing ones empty
+        labels = np.full(scores.shape, b"", object) if labels is None else labels
+        return prediction, [[(_text(label), float(score)) for label, score in zip(label_row, score_row)]
+                            for label_row, score_row in zip(labels, scores)]
 
     def regress(self, ref: ModelRef, examples: list) -> tuple[Prediction, list[float]]:
         """Regress serialized tf.Examples: one value per example (the signature's `outputs`)."""
@@ -107,7 +104,6 @@ class ServingApi:
         model = self.manager.get(ref.name)
         version = model.labels.get(ref.label) if ref.label else ref.version
         if ref.label and version is None:
-            from tftk.serving.servable import NotFound
             raise NotFound(f"Unrecognized servable version label: {ref.label}")
         return model.status(version)
 

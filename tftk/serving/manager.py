@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from tftk.serving.servable import NotFound, Servable
 from tftk.serving.sources import ModelSource
@@ -61,10 +61,9 @@ class ServedModel:
     """One model name: its source, version policy, labels, and the versions currently loaded."""
 
     def __init__(self, name: str, source: ModelSource, policy: VersionPolicy = VersionPolicy(),
-                 labels: dict[str, int] | None = None, on_change: Callable[[], None] | None = None):
+                 labels: dict[str, int] | None = None):
         self.name, self.source, self.policy = name, source, policy
         self.labels = dict(labels or {})
-        self._on_change = on_change or (lambda: None)
         self._lock = threading.Lock()
         self._loaded: dict[int, _Loaded] = {}
         self._status: OrderedDict[int, VersionStatus] = OrderedDict()
@@ -86,8 +85,6 @@ class ServedModel:
             retired = [v for v in self._loaded if v not in wanted and ready]
             for version in retired:
                 self._retire(version)
-        if retired:
-            self._on_change()
 
     def _load(self, version: int, location: str) -> None:
         key = (version, location)
@@ -108,7 +105,6 @@ class ServedModel:
             self._set_status(version, "AVAILABLE")
         _log.info("model %s version %d: available (loaded in %.2f s)", self.name, version,
                   time.perf_counter() - started)
-        self._on_change()
 
     def _retire(self, version: int) -> None:
         """Take `version` out of service (lock held); closed now or when its last request ends."""
