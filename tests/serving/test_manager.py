@@ -163,3 +163,16 @@ def test_bad_inputs_are_request_errors(mlp_run):
 def test_a_folder_without_a_run_config_is_refused(tmp_path):
     with pytest.raises(UserInputError, match="not a run folder"):
         RunFolderSource(tmp_path)
+
+
+def test_try_run_declines_while_another_run_holds_the_version(mlp_run):
+    model = ServedModel("digits", RunFolderSource(mlp_run))
+    model.poll()
+    try:
+        with model.acquire() as servable:
+            inputs = {"images": images(2)}
+            assert servable.try_run("serving_default", inputs, ["classes"])["classes"].shape == (2,)
+            with servable._lock:  # a run in progress on another thread
+                assert servable.try_run("serving_default", inputs, ["classes"]) is None
+    finally:
+        model.close()

@@ -118,6 +118,16 @@ class Servable:
         with self._lock:
             return self.runner(signature_name, inputs, outputs)
 
+    def try_run(self, signature_name: str, inputs: dict[str, np.ndarray],
+                outputs: list[str]) -> dict[str, np.ndarray] | None:
+        """`run`, or None at once when another run holds this version (the caller then queues it)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return self.runner(signature_name, inputs, outputs)
+        finally:
+            self._lock.release()
+
     def close(self) -> None:
         self.closer()
 
