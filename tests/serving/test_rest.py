@@ -245,3 +245,20 @@ def test_memory_stays_bounded_under_a_flood_of_bad_and_oversized_requests(mlp_se
         assert mlp_server.request("POST", "/v1/models/digits:predict", body, raw=raw)[0] in (400, 413)
     assert rss_kib(mlp_server.process.pid) - before < 20_000  # KiB: no growth per request
     assert mlp_server.request("GET", "/v1/models/digits")[0] == 200
+
+
+@pytest.mark.parametrize("api", ["REST", "gRPC"])
+def test_a_port_in_use_is_a_one_line_error_before_models_load(mlp_run, api):
+    from typer.testing import CliRunner
+
+    from tftk.cli import app
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        ports = ["--rest-api-port", port, "--port", "0"] if api == "REST" else ["--rest-api-port", "0", "--port", port]
+        result = CliRunner().invoke(app, ["serve", "--result-dir", str(mlp_run), *ports])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: cannot listen for {api} on 127.0.0.1:{port}"), result.stderr
+    assert result.stderr.count("\n") == 1

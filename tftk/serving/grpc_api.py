@@ -20,7 +20,7 @@ from tftk.serving.metrics import Metrics
 from tftk.serving.servable import NotFound, RequestError, Signature
 from tftk.serving.tensors import DTYPE_ENUM, from_tensor_proto, to_tensor_proto
 
-__all__ = ["start_grpc_server", "signature_def"]
+__all__ = ["bind_grpc_server", "signature_def"]
 
 PREDICTION_SERVICE = "tensorflow.serving.PredictionService"
 MODEL_SERVICE = "tensorflow.serving.ModelService"
@@ -153,8 +153,8 @@ def _unary(handler: Callable, request_class, metrics: Metrics, method: str):
                                                response_serializer=lambda message: message.SerializeToString())
 
 
-def start_grpc_server(api: ServingApi, metrics: Metrics, options):
-    """A started grpc.Server on options.host:options.port; `.stop(grace)` ends it."""
+def bind_grpc_server(api: ServingApi, metrics: Metrics, options):
+    """A grpc.Server bound to options.host:options.port, not started yet; `.stop(grace)` ends it."""
     import grpc
 
     handlers = _Handlers(api)
@@ -171,8 +171,11 @@ def start_grpc_server(api: ServingApi, metrics: Metrics, options):
         options=[("grpc.max_receive_message_length", options.max_body_bytes),
                  ("grpc.max_send_message_length", 256 << 20), ("grpc.so_reuseport", 0)])
     address = f"{options.host}:{options.port}"
-    if server.add_insecure_port(address) == 0:
+    try:
+        bound = server.add_insecure_port(address)
+    except RuntimeError:  # grpcio >= 1.5x raises where older ones returned 0
+        bound = 0
+    if bound == 0:
         from tftk.framework.errors import UserInputError
         raise UserInputError(f"cannot listen for gRPC on {address} (port in use?)")
-    server.start()
     return server

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import signal
+import socket
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -99,20 +100,25 @@ def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, 
     if batcher is not None:
         batcher.metrics = metrics
     api = ServingApi(manager, batcher)
-    manager.start()
+    # Ports first, so a port in use fails at once; then the models; then serve.
+    listening = _listen(options.host, options.rest_api_port, "REST") if options.rest_api_port else None
     grpc_server = None
-    if options.port:
-        from tftk.serving.grpc_api import start_grpc_server
-
-        grpc_server = start_grpc_server(api, metrics, options)
     try:
-        if options.rest_api_port:
-            _serve_rest(api, metrics, options, ready, grpc_server)
+        if options.port:
+            from tftk.serving.grpc_api import bind_grpc_server
+
+            grpc_server = bind_grpc_server(api, metrics, options)
+        manager.start()
+        if grpc_server is not None:
+            grpc_server.start()
+        if listening is not None:
+            _serve_rest(api, metrics, options, ready, listening)
         else:
-            if ready is not None:
-                ready(0, options.port)
+            ready(0, options.port)
             _wait_for_signal()
     finally:
+        if listening is not None:
+            listening.close()
         if grpc_server is not None:
             grpc_server.stop(options.grace_seconds).wait()
         if batcher is not None:
@@ -120,7 +126,7 @@ def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, 
         manager.stop()
 
 
-def _serve_rest(api: ServingApi, metrics: Metrics, options: ServerOptions, ready, grpc_server) -> None:
+def _serve_rest(api: ServingApi, metrics: Metrics, options: ServerOptions, ready, listening: socket.socket) -> None:
     import uvicorn
 
     from tftk.serving.rest import RestApp
@@ -139,10 +145,23 @@ def _serve_rest(api: ServingApi, metrics: Metrics, options: ServerOptions, ready
         # the shutdown continues here (gRPC, batcher, models) and the process exits 0.
         previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
-            server.run()
+            server.run(sockets=[listening])
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+def _listen(host: str, port: int, what: str) -> socket.socket:
+    """A listening socket on host:port, or UserInputError naming the address (port in use, bad host)."""
+    try:
+        address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        listening = socket.socket(address[0], socket.SOCK_STREAM)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address[4])
+        listening.listen(2048)
+    except OSError as error:
+        raise UserInputError(f"cannot listen for {what} on {host}:{port} ({error.strerror or error})") from None
+    return listening
 
 
 def _loop() -> str:
