@@ -146,6 +146,11 @@ def test_metrics_and_access_log(mlp_server):
     assert 'tftk_serving_requests_total{api="rest",method="predict",model="digits",code="200"}' in text
     assert 'tftk_serving_request_latency_seconds_bucket{api="rest",method="predict",model="digits",le="+Inf"}' in text
     assert 'tftk_serving_model_version_loaded{model="digits",version="100"} 1' in text
+    for junk in range(3):  # made-up URLs and model names do not become label values
+        mlp_server.request("GET", f"/junk/{junk}")
+        mlp_server.request("GET", f"/v1/models/junk{junk}")
+    text = mlp_server.request("GET", "/metrics")[1]
+    assert "junk" not in text and 'method="unknown",model="",code="404"' in text
     logged = [json.loads(line) for line in mlp_server.lines if line.startswith("{")]
     assert {"ts", "api", "client", "method", "path", "status", "bytes", "ms"} <= set(logged[-1])
     assert any(entry["path"] == "/v1/models/digits:predict" and entry["status"] == 200 for entry in logged)

@@ -123,7 +123,7 @@ class _Handlers:
         return response
 
 
-def _unary(handler: Callable, request_class, metrics: Metrics, method: str):
+def _unary(handler: Callable, request_class, metrics: Metrics, method: str, api_models: dict):
     import grpc
 
     def run(request, context):
@@ -143,7 +143,7 @@ def _unary(handler: Callable, request_class, metrics: Metrics, method: str):
         finally:
             elapsed = time.perf_counter() - started
             model = request.model_spec.name
-            metrics.request("grpc", method, model, code.value[0], elapsed)
+            metrics.request("grpc", method, model if model in api_models else "", code.value[0], elapsed)
             _access.info(json.dumps({"ts": round(time.time(), 3), "api": "grpc", "client": context.peer(),
                                      "method": method, "model": model, "status": code.name,
                                      "ms": round(elapsed * 1000, 3)}))
@@ -158,11 +158,13 @@ def bind_grpc_server(api: ServingApi, metrics: Metrics, options):
     import grpc
 
     handlers = _Handlers(api)
-    prediction = {name: _unary(function, request, metrics, name) for name, function, request in (
+    served = api.manager.models
+    prediction = {name: _unary(function, request, metrics, name, served) for name, function, request in (
         ("Predict", handlers.predict, pb.PredictRequest), ("Classify", handlers.classify, pb.ClassificationRequest),
         ("Regress", handlers.regress, pb.RegressionRequest),
         ("GetModelMetadata", handlers.get_model_metadata, pb.GetModelMetadataRequest))}
-    model = {"GetModelStatus": _unary(handlers.get_model_status, pb.GetModelStatusRequest, metrics, "GetModelStatus")}
+    model = {"GetModelStatus": _unary(handlers.get_model_status, pb.GetModelStatusRequest, metrics, "GetModelStatus",
+                                      served)}
     server = grpc.server(
         ThreadPoolExecutor(options.rest_api_num_threads, thread_name_prefix="tftk-grpc"),
         handlers=[grpc.method_handlers_generic_handler(PREDICTION_SERVICE, prediction),

@@ -100,7 +100,9 @@ class RestApp:
                 self.in_flight -= 1
         await _respond(send, status, body)
         elapsed = time.perf_counter() - started
-        self.metrics.request("rest", verb or path, model, status, elapsed)
+        # labels from the served names only, so made-up URLs cannot grow the metrics without bound
+        served = model if model in self.api.manager.models else ""
+        self.metrics.request("rest", verb or "unknown", served, status, elapsed)
         if not _access.isEnabledFor(logging.INFO):
             return
         client = scope.get("client") or ("", 0)
