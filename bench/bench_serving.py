@@ -4,7 +4,8 @@
 
 For the digits MLP and ConvNet (small runs trained here first), one server without batching and
 one with (--enable-batching) run side by side on 127.0.0.1; each client count is measured on
-both in turn (interleaved), so a ratio compares like with like on a shared machine. Each request
+both in turn (interleaved), --repeats rounds, and the table shows the medians, so a ratio
+compares like with like on a shared machine. Each request
 is one example (`{"instances": [...]}`). Needs `wrk` (apt-get install wrk) and the serve extra.
 Loopback only; every wrk run is bounded by --duration.
 """
@@ -17,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,6 +78,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 64])
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds; the table shows medians")
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--max-batch-size", type=int, default=64)
     parser.add_argument("--batch-timeout-micros", type=int, default=5000)
@@ -99,16 +102,23 @@ def main() -> None:
             servers = {False: start_server(run, 18701, None), True: start_server(run, 18702, batching)}
             try:
                 for clients in args.clients:
-                    for batched in (False, True):
-                        result = run_wrk(18702 if batched else 18701, script, clients, args.duration)
-                        rows.append((name, clients, batched, result))
-                        print(f"{name:8} clients={clients:3} batching={'on ' if batched else 'off'} "
-                              f"{result['rps']:8.0f} req/s  p50 {result['p50']:7.2f} ms  p99 {result['p99']:7.2f} ms"
-                              f"  non-2xx {result['errors']}", flush=True)
+                    rounds = {False: [], True: []}
+                    for _ in range(args.repeats):
+                        for batched in (False, True):
+                            result = run_wrk(18702 if batched else 18701, script, clients, args.duration)
+                            rounds[batched].append(result)
+                            print(f"{name:8} clients={clients:3} batching={'on ' if batched else 'off'} "
+                                  f"{result['rps']:8.0f} req/s  p50 {result['p50']:7.2f} ms  "
+                                  f"p99 {result['p99']:7.2f} ms  non-2xx {result['errors']}", flush=True)
+                    for batched, results in rounds.items():
+                        median = {key: statistics.median(r[key] for r in results) for key in ("rps", "p50", "p99")}
+                        rows.append((name, clients, batched, {**median, "errors": sum(r["errors"] for r in results)}))
             finally:
                 for process in servers.values():
                     process.send_signal(signal.SIGTERM)
                     process.wait(30)
+    print(f"\nmedians of {args.repeats} interleaved {args.duration} s wrk runs; max_batch_size {args.max_batch_size}, "
+          f"batch_timeout_micros {args.batch_timeout_micros}")
     print("\n| model | clients | batching | req/s | p50 ms | p99 ms | non-2xx | batched/unbatched req/s |")
     print("|---|---|---|---|---|---|---|---|")
     for name, clients, batched, result in rows:

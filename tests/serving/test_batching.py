@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
 import numpy as np
 import pytest
@@ -41,14 +43,33 @@ def test_concurrent_requests_share_session_runs_and_get_their_own_rows(counted):
     images = np.random.default_rng(0).random((20, 64), dtype=np.float32)
     expected = servable.runner("serving_default", {"images": images}, ["classes", "probabilities"])
     calls.clear()
-    with ThreadPoolExecutor(20) as pool:
-        results = list(pool.map(lambda i: batcher.run(servable, "serving_default", {"images": images[i:i + 1]},
-                                                      ["classes", "probabilities"]), range(20)))
+    with ExitStack() as admitted:  # a front end has admitted 20 requests; they reach the batcher in any order
+        tokens = [admitted.enter_context(batcher.arrival()) for _ in range(20)]
+        with ThreadPoolExecutor(20) as pool:
+            results = list(pool.map(lambda i: batcher.run(servable, "serving_default", {"images": images[i:i + 1]},
+                                                          ["classes", "probabilities"], tokens[i]), range(20)))
     batcher.stop()
     assert sum(calls) == 20 and len(calls) <= 4 and max(calls) <= 8, calls
     np.testing.assert_array_equal(np.concatenate([r["classes"] for r in results]), expected["classes"])
     np.testing.assert_allclose(np.concatenate([r["probabilities"] for r in results]), expected["probabilities"],
                                rtol=1e-6)
+
+
+def test_a_batch_closes_early_when_no_admitted_request_is_still_on_its_way(counted):
+    servable, calls = counted
+    batcher = Batcher(BatchingParameters(max_batch_size=8, batch_timeout_micros=30_000_000, num_batch_threads=1))
+    one = {"images": np.zeros((1, 64), np.float32)}
+    started = time.monotonic()
+    assert batcher.run(servable, "serving_default", one, ["classes"])["classes"].shape == (1,)
+    with batcher.arrival() as first, batcher.arrival() as second:
+        with ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(batcher.run, servable, "serving_default", one, ["classes"], first)
+            time.sleep(0.3)
+            assert not waiting.done()  # the second admitted request may still join
+            batcher.run(servable, "serving_default", one, ["classes"], second)
+            waiting.result()
+    assert time.monotonic() - started < 10 and calls == [1, 2]
+    batcher.stop()
 
 
 def test_a_lone_request_waits_at_most_the_timeout_and_a_large_one_runs_alone(counted):

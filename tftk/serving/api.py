@@ -53,12 +53,15 @@ class ServingApi:
         self.manager, self.batcher = manager, batcher
 
     def predict(self, ref: ModelRef, inputs: Mapping[str, np.ndarray], output_filter: list[str] | None = None,
-                method: str | None = None) -> Prediction:
-        """Run `ref`'s signature on `inputs`; `method` (CLASSIFY/REGRESS) requires that kind of signature."""
+                method: str | None = None, arrival: list[bool] | None = None) -> Prediction:
+        """Run `ref`'s signature on `inputs`; `method` (CLASSIFY/REGRESS) requires that kind of signature.
+
+        `arrival`: the batcher's token counting this request (Batcher.arrival), if any.
+        """
         with self.manager.get(ref.name).acquire(ref.version, ref.label) as servable:
             call = self.prepare(servable, ref.signature_name, inputs, output_filter, method)
             if self.batcher is not None and call.batchable:
-                outputs = self.batcher.run(servable, call.signature_name, call.inputs, call.keys)
+                outputs = self.batcher.run(servable, call.signature_name, call.inputs, call.keys, arrival)
             else:
                 outputs = servable.run(call.signature_name, call.inputs, call.keys)
             return Prediction(servable.version, call.signature_name, outputs)

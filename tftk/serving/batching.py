@@ -3,7 +3,9 @@
 TF Serving's BatchingParameters: a batch closes when it holds `max_batch_size` examples or when
 its oldest request has waited `batch_timeout_micros`; `num_batch_threads` batches run at once;
 at most `max_enqueued_batches` batches' worth of examples wait (more: `QueueFull`, HTTP 503 /
-RESOURCE_EXHAUSTED). Requests merge when they ask the same version, signature and outputs with
+RESOURCE_EXHAUSTED). A batch also closes early when no admitted request is still on its way to
+the queue (front ends count them with `arrival()`), so a lone client does not wait for the
+timeout. Requests merge when they ask the same version, signature and outputs with
 inputs of the same per-example shape and dtype; their rows are concatenated along axis 0 and the
 outputs split back. A request larger than max_batch_size runs alone.
 """
@@ -15,8 +17,10 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -82,6 +86,7 @@ class Batcher:
         self.metrics = None  # tftk.serving.metrics.Metrics, set by the server
         self._queues: dict[tuple, deque[_Task]] = {}
         self._waiting_rows = 0
+        self._arriving = 0  # requests a front end has admitted that may still join a batch
         self._condition = threading.Condition()
         self._stopping = False
         self._threads = [threading.Thread(target=self._work, name=f"tftk-batch-{i}", daemon=True)
@@ -90,15 +95,34 @@ class Batcher:
             thread.start()
 
     def run(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
-            keys: list[str]) -> dict[str, np.ndarray]:
+            keys: list[str], arrival: list[bool] | None = None) -> dict[str, np.ndarray]:
         """The outputs of `inputs` (batched along axis 0), computed in a batch with other requests."""
-        return self.submit(servable, signature_name, inputs, keys).result()
+        return self.submit(servable, signature_name, inputs, keys, arrival).result()
+
+    @contextmanager
+    def arrival(self) -> Iterator[list[bool]]:
+        """Count a request as on its way to a batch until it is submitted (or the block ends).
+
+        A batch closes before its timeout when no counted request is still on its way: with
+        nothing else able to join, waiting longer only adds latency.
+        """
+        pending = [True]
+        with self._condition:
+            self._arriving += 1
+        try:
+            yield pending
+        finally:
+            if pending[0]:
+                with self._condition:
+                    self._arriving -= 1
+                    self._condition.notify_all()
 
     def submit(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
-               keys: list[str]) -> Future:
+               keys: list[str], arrival: list[bool] | None = None) -> Future:
         """Queue `inputs`; the Future gets their outputs (an event loop awaits it without holding a thread).
 
-        The caller keeps `servable` acquired until the Future is done.
+        The caller keeps `servable` acquired until the Future is done; `arrival` is the token of
+        `arrival()` counting this request, if any.
         """
         rows = len(next(iter(inputs.values())))
         key = (id(servable), signature_name, tuple(keys),
@@ -112,6 +136,9 @@ class Batcher:
                 raise QueueFull(f"batching queue full ({self._waiting_rows} examples waiting); retry later")
             self._queues.setdefault(key, deque()).append(task)
             self._waiting_rows += rows
+            if arrival is not None and arrival[0]:
+                arrival[0] = False
+                self._arriving -= 1
             self._condition.notify_all()
         return task.future
 
@@ -136,7 +163,7 @@ class Batcher:
             key = min(self._queues, key=lambda k: self._queues[k][0].enqueued)
             queue = self._queues[key]
             wait = queue[0].enqueued + timeout - time.monotonic()
-            if sum(task.rows for task in queue) < limit and wait > 0 and not self._stopping:
+            if sum(task.rows for task in queue) < limit and wait > 0 and self._arriving > 0 and not self._stopping:
                 self._condition.wait(wait)
                 continue
             batch, rows = [queue.popleft()], 0

@@ -10,6 +10,7 @@ import json
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Callable
 
 from tftk.proto import serving as pb
@@ -77,8 +78,11 @@ class _Handlers:
         self.api = api
 
     def predict(self, request):
-        inputs = {key: from_tensor_proto(value, key) for key, value in request.inputs.items()}
-        prediction = self.api.predict(_ref(request.model_spec), inputs, list(request.output_filter) or None)
+        batcher = self.api.batcher
+        with batcher.arrival() if batcher is not None else nullcontext() as arrival:
+            inputs = {key: from_tensor_proto(value, key) for key, value in request.inputs.items()}
+            prediction = self.api.predict(_ref(request.model_spec), inputs, list(request.output_filter) or None,
+                                          arrival=arrival)
         response = pb.PredictResponse()
         _fill_spec(response.model_spec, request.model_spec.name, prediction.version, prediction.signature_name)
         for key, value in prediction.outputs.items():

@@ -19,6 +19,7 @@ import logging
 import re
 import time
 from concurrent.futures import Executor
+from contextlib import nullcontext
 from typing import Any, Callable
 
 from tftk.serving.api import ModelRef, ServingApi
@@ -76,10 +77,12 @@ class RestApp:
             if method != want:
                 raise HttpError(405, f"{method} not allowed on {path}; use {want}")
             ref = ModelRef(model, _version(match["version"]), match["label"])
-            request = await self._json_body(scope, receive) if want == "POST" else {}
             if verb == "predict":
-                answer = await self._predict(ref, request)
+                batcher = self.api.batcher
+                with batcher.arrival() if batcher is not None else nullcontext() as arrival:
+                    answer = await self._predict(ref, await self._json_body(scope, receive), arrival)
             else:
+                request = await self._json_body(scope, receive) if want == "POST" else {}
                 answer = await asyncio.get_running_loop().run_in_executor(
                     self.executor, self._answer, verb, ref, request)
             status, body = 200, json.dumps(answer, separators=(",", ":")).encode()
@@ -170,7 +173,7 @@ class RestApp:
         answer["model_spec"] = _spec_json(ref, prediction.version, prediction.signature_name)
         return answer
 
-    async def _predict(self, ref: ModelRef, request: dict) -> dict[str, Any]:
+    async def _predict(self, ref: ModelRef, request: dict, arrival: list[bool] | None) -> dict[str, Any]:
         """Predict on the event loop: a batched request awaits its batch; others run on the executor."""
         output_filter = request.get("output_filter")
         if output_filter is not None and not (isinstance(output_filter, list)
@@ -184,7 +187,7 @@ class RestApp:
             inputs, rows = json_inputs(request, signature)
             call = self.api.prepare(servable, signature_name, inputs, output_filter)
             if self.api.batcher is not None and call.batchable:
-                pending = self.api.batcher.submit(servable, call.signature_name, call.inputs, call.keys)
+                pending = self.api.batcher.submit(servable, call.signature_name, call.inputs, call.keys, arrival)
                 outputs = await asyncio.wrap_future(pending)
             else:
                 # A small run costs less than handing it to a thread and back (~0.7 ms of GIL
