@@ -495,6 +495,42 @@ def _print_best_changes(model: str, config: Path, overrides: list[str], dataset:
         typer.echo(f"{key}: {current!r} -> {stored!r}")
 
 
+@command("serve")
+def serve(
+    result_dir: Optional[Path] = typer.Option(None, "--result-dir", help="serve this run folder (checkpoint steps are versions)"),
+    model_base_path: Optional[Path] = typer.Option(None, "--model-base-path", help="a run folder or numbered version folders"),
+    model_name: str = typer.Option("default", "--model-name", help="the name requests use"),
+    model_config_file: Optional[Path] = typer.Option(None, "--model-config-file", help="TF Serving's model config (text proto)"),
+    port: int = typer.Option(8500, "--port", help="gRPC port (0: no gRPC)"),
+    rest_api_port: int = typer.Option(8501, "--rest-api-port", help="REST port (0: no REST)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (0.0.0.0: every interface)"),
+    poll_wait: float = typer.Option(1.0, "--file-system-poll-wait-seconds", help="seconds between looks for new versions (0: once)"),
+    num_versions: int = typer.Option(1, "--num-versions", help="newest versions kept loaded (flags only; the config file has its policy)"),
+    enable_batching: bool = typer.Option(False, "--enable-batching", help="run concurrent requests to a model as one batch"),
+    batching_parameters_file: Optional[Path] = typer.Option(None, "--batching-parameters-file", help="TF Serving's BatchingParameters (text proto)"),
+    intra_op: int = typer.Option(1, "--tensorflow-intra-op-parallelism", help="threads per Session.run (0: the run's setting); 1 suits a busy server"),
+    rest_api_num_threads: int = typer.Option(64, "--rest-api-num-threads", help="threads running requests (REST and gRPC each)"),
+    max_body_bytes: int = typer.Option(8 << 20, "--max-body-bytes", help="largest request body accepted (413 above)"),
+    max_queue: int = typer.Option(256, "--max-queue", help="requests in progress before 503 / RESOURCE_EXHAUSTED"),
+    request_timeout: float = typer.Option(10.0, "--request-timeout-seconds", help="time a client has to send its request (408 after)"),
+    access_log: Optional[str] = typer.Option("-", "--access-log", help="JSON-lines access log file ('-': stderr, '': off)"),
+) -> None:
+    """Serve trained models over TensorFlow Serving's REST and gRPC APIs, picking up new versions as they appear."""
+    from tftk.serving.batching import Batcher, read_batching_parameters
+    from tftk.serving.config import build_models
+    from tftk.serving.server import ServerOptions, configure_logging, run_server
+
+    if batching_parameters_file is not None and not enable_batching:
+        from tftk.user_input import UserInputError
+        raise UserInputError("--batching-parameters-file needs --enable-batching")
+    models = build_models(result_dir, model_base_path, model_name, model_config_file, num_versions, intra_op)
+    parameters = read_batching_parameters(batching_parameters_file) if enable_batching else None
+    options = ServerOptions(port=port, rest_api_port=rest_api_port, host=host, rest_api_num_threads=rest_api_num_threads,
+                            max_body_bytes=max_body_bytes, max_queue=max_queue, request_timeout_seconds=request_timeout)
+    configure_logging(access_log or None)
+    run_server(models, options, Batcher(parameters) if parameters else None, poll_wait_seconds=poll_wait)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -1,0 +1,132 @@
+"""Load test of `tftk serve`'s REST predict with wrk: requests/s and p50/p99 latency.
+
+    python bench/bench_serving.py [--duration 5] [--clients 1 8 64]
+
+For the digits MLP and ConvNet (small runs trained here first), one server without batching and
+one with (--enable-batching) run side by side on 127.0.0.1; each client count is measured on
+both in turn (interleaved), --repeats rounds, and the table shows the medians, so a ratio
+compares like with like on a shared machine. Each request
+is one example (`{"instances": [...]}`). Needs `wrk` (apt-get install wrk) and the serve extra.
+Loopback only; every wrk run is bounded by --duration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = {"MLP": ("digits_mlp.yaml", [0.5] * 64), "ConvNet": ("digits_convnet.yaml", [[[0.5]] * 8] * 8)}
+_LUA = 'wrk.method = "POST"\nwrk.body = [==[{body}]==]\nwrk.headers["Content-Type"] = "application/json"\n'
+
+
+def train(run: Path, config: str) -> None:
+    subprocess.run([sys.executable, "-c", "from tftk.cli import main; main()", "train", "--config",
+                    str(ROOT / "configs" / config), "--max-iter", "20", "--result-dir", str(run), "save_every=20",
+                    "results_root=" + str(run.parent)], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+
+
+def start_server(run: Path, port: int, batching: Path | None) -> subprocess.Popen:
+    command = [sys.executable, "-c", "from tftk.cli import main; main()", "serve", "--result-dir", str(run),
+               "--model-name", "m", "--rest-api-port", str(port), "--port", "0", "--access-log", ""]
+    if batching is not None:
+        command += ["--enable-batching", "--batching-parameters-file", str(batching)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models/m", timeout=1):
+                return process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit(f"server on port {port} did not start")
+
+
+def _milliseconds(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
+    return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[unit]
+
+
+def run_wrk(port: int, script: Path, clients: int, duration: int) -> dict:
+    """wrk's requests/s, p50 and p99 (ms) and the count of non-2xx answers."""
+    done = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{duration}s", "--timeout", "10s", "--latency",
+                           "-s", str(script), f"http://127.0.0.1:{port}/v1/models/m:predict"],
+                          capture_output=True, text=True, timeout=duration + 60)
+    out = done.stdout
+    if "Requests/sec" not in out:
+        raise SystemExit(f"wrk failed:\n{out}{done.stderr}")
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50": _milliseconds(re.search(r"\s50%\s+(\S+)", out).group(1)),
+            "p99": _milliseconds(re.search(r"\s99%\s+(\S+)", out).group(1)),
+            "errors": int(errors.group(1)) if errors else 0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 64])
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds; the table shows medians")
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--max-batch-size", type=int, default=64)
+    parser.add_argument("--batch-timeout-micros", type=int, default=5000)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk not found: apt-get install wrk")
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".venv" / "numba-cache"))
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        work = Path(work)
+        batching = work / "batching.config"
+        batching.write_text(f"max_batch_size {{ value: {args.max_batch_size} }} "
+                            f"batch_timeout_micros {{ value: {args.batch_timeout_micros} }} "
+                            "num_batch_threads { value: 1 } max_enqueued_batches { value: 100 }")
+        for name in args.models:
+            config, example = MODELS[name]
+            run = work / name
+            train(run, config)
+            script = work / f"{name}.lua"
+            script.write_text(_LUA.format(body=json.dumps({"instances": [example]})))
+            servers = {False: start_server(run, 18701, None), True: start_server(run, 18702, batching)}
+            try:
+                for clients in args.clients:
+                    rounds = {False: [], True: []}
+                    for _ in range(args.repeats):
+                        for batched in (False, True):
+                            result = run_wrk(18702 if batched else 18701, script, clients, args.duration)
+                            rounds[batched].append(result)
+                            print(f"{name:8} clients={clients:3} batching={'on ' if batched else 'off'} "
+                                  f"{result['rps']:8.0f} req/s  p50 {result['p50']:7.2f} ms  "
+                                  f"p99 {result['p99']:7.2f} ms  non-2xx {result['errors']}", flush=True)
+                    for batched, results in rounds.items():
+                        median = {key: statistics.median(r[key] for r in results) for key in ("rps", "p50", "p99")}
+                        rows.append((name, clients, batched, {**median, "errors": sum(r["errors"] for r in results)}))
+            finally:
+                for process in servers.values():
+                    process.send_signal(signal.SIGTERM)
+                    process.wait(30)
+    print(f"\nmedians of {args.repeats} interleaved {args.duration} s wrk runs; max_batch_size {args.max_batch_size}, "
+          f"batch_timeout_micros {args.batch_timeout_micros}")
+    print("\n| model | clients | batching | req/s | p50 ms | p99 ms | non-2xx | batched/unbatched req/s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, clients, batched, result in rows:
+        base = next(r for n, c, b, r in rows if n == name and c == clients and not b)
+        ratio = f"{result['rps'] / base['rps']:.2f}x" if batched else ""
+        print(f"| {name} | {clients} | {'on' if batched else 'off'} | {result['rps']:.0f} | {result['p50']:.2f} | "
+              f"{result['p99']:.2f} | {result['errors']} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""Server-side request batching: concurrent requests to one model version run as one Session.run.
+
+TF Serving's BatchingParameters: a batch closes when it holds `max_batch_size` examples or when
+its oldest request has waited `batch_timeout_micros`; `num_batch_threads` batches run at once;
+at most `max_enqueued_batches` batches' worth of examples wait (more: `QueueFull`, HTTP 503 /
+RESOURCE_EXHAUSTED). A batch also closes early when no admitted request is still on its way to
+the queue (front ends count them with `arrival()`), so a lone client does not wait for the
+timeout. Requests merge when they ask the same version, signature and outputs with
+inputs of the same per-example shape and dtype; their rows are concatenated along axis 0 and the
+outputs split back. A request larger than max_batch_size runs alone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from tftk.user_input import UserInputError
+from tftk.serving.servable import Servable
+
+__all__ = ["BatchingParameters", "Batcher", "QueueFull", "read_batching_parameters"]
+
+
+class QueueFull(RuntimeError):
+    """Too many examples are waiting for a batch: the client should retry later."""
+
+
+@dataclass(frozen=True)
+class BatchingParameters:
+    max_batch_size: int = 32
+    batch_timeout_micros: int = 1000
+    num_batch_threads: int = os.cpu_count() or 1
+    max_enqueued_batches: int = 100
+
+
+def read_batching_parameters(path: str | Path | None) -> BatchingParameters:
+    """TF Serving's --batching_parameters_file (a BatchingParameters text proto); defaults without one."""
+    if path is None:
+        return BatchingParameters()
+    from google.protobuf import text_format
+
+    from tftk.proto import serving as pb
+
+    path = Path(path)
+    try:
+        proto = text_format.Parse(path.read_text(encoding="utf-8"), pb.BatchingParameters())
+    except OSError as error:
+        raise UserInputError(f"{path}: cannot read the batching parameters ({error.strerror})") from None
+    except text_format.ParseError as error:
+        raise UserInputError(f"{path}: not a valid BatchingParameters text proto ({error})") from None
+    defaults = BatchingParameters()
+    values = {name: getattr(proto, name).value if proto.HasField(name) else getattr(defaults, name)
+              for name in ("max_batch_size", "batch_timeout_micros", "num_batch_threads", "max_enqueued_batches")}
+    for name, value in values.items():
+        if value < (0 if name == "batch_timeout_micros" else 1):
+            raise UserInputError(f"{path}: {name} must be {'>= 0' if name == 'batch_timeout_micros' else '>= 1'}, "
+                                 f"got {value}")
+    return BatchingParameters(**values)
+
+
+@dataclass
+class _Task:
+    servable: Servable
+    signature_name: str
+    inputs: dict[str, np.ndarray]
+    keys: list[str]
+    rows: int
+    enqueued: float
+    future: Future
+
+
+class Batcher:
+    """Queues of tasks keyed by what may share a Session.run, emptied by `num_batch_threads` threads."""
+
+    def __init__(self, parameters: BatchingParameters = BatchingParameters()):
+        self.parameters = parameters
+        self.metrics = None  # tftk.serving.metrics.Metrics, set by the server
+        self._queues: dict[tuple, deque[_Task]] = {}
+        self._waiting_rows = 0
+        self._arriving = 0  # requests a front end has admitted that may still join a batch
+        self._condition = threading.Condition()
+        self._stopping = False
+        self._threads = [threading.Thread(target=self._work, name=f"tftk-batch-{i}", daemon=True)
+                         for i in range(parameters.num_batch_threads)]
+        for thread in self._threads:
+            thread.start()
+
+    def run(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
+            keys: list[str], arrival: list[bool] | None = None) -> dict[str, np.ndarray]:
+        """The outputs of `inputs` (batched along axis 0), computed in a batch with other requests."""
+        return self.submit(servable, signature_name, inputs, keys, arrival).result()
+
+    @contextmanager
+    def arrival(self) -> Iterator[list[bool]]:
+        """Count a request as on its way to a batch until it is submitted (or the block ends).
+
+        A batch closes before its timeout when no counted request is still on its way: with
+        nothing else able to join, waiting longer only adds latency.
+        """
+        pending = [True]
+        with self._condition:
+            self._arriving += 1
+        try:
+            yield pending
+        finally:
+            if pending[0]:
+                with self._condition:
+                    self._arriving -= 1
+                    self._condition.notify_all()
+
+    def submit(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
+               keys: list[str], arrival: list[bool] | None = None) -> Future:
+        """Queue `inputs`; the Future gets their outputs (an event loop awaits it without holding a thread).
+
+        The caller keeps `servable` acquired until the Future is done; `arrival` is the token of
+        `arrival()` counting this request, if any.
+        """
+        rows = len(next(iter(inputs.values())))
+        key = (id(servable), signature_name, tuple(keys),
+               tuple((name, value.dtype.str, value.shape[1:]) for name, value in sorted(inputs.items())))
+        task = _Task(servable, signature_name, inputs, keys, rows, time.monotonic(), Future())
+        limit = self.parameters.max_enqueued_batches * self.parameters.max_batch_size
+        with self._condition:
+            if self._stopping:
+                raise QueueFull("the server is shutting down")
+            if self._waiting_rows + rows > limit and self._waiting_rows:
+                raise QueueFull(f"batching queue full ({self._waiting_rows} examples waiting); retry later")
+            self._queues.setdefault(key, deque()).append(task)
+            self._waiting_rows += rows
+            if arrival is not None and arrival[0]:
+                arrival[0] = False
+                self._arriving -= 1
+            self._condition.notify_all()
+        return task.future
+
+    def _work(self) -> None:
+        while True:
+            with self._condition:
+                batch = self._next_batch()
+                if batch is None:
+                    return
+            self._run(batch)
+
+    def _next_batch(self) -> list[_Task] | None:
+        """The tasks of the next batch (condition held): full, or its oldest task timed out."""
+        timeout = self.parameters.batch_timeout_micros / 1e6
+        limit = self.parameters.max_batch_size
+        while True:
+            if self._stopping and not self._queues:
+                return None
+            if not self._queues:
+                self._condition.wait()
+                continue
+            key = min(self._queues, key=lambda k: self._queues[k][0].enqueued)
+            queue = self._queues[key]
+            wait = queue[0].enqueued + timeout - time.monotonic()
+            if sum(task.rows for task in queue) < limit and wait > 0 and self._arriving > 0 and not self._stopping:
+                self._condition.wait(wait)
+                continue
+            batch, rows = [queue.popleft()], 0
+            rows = batch[0].rows
+            while queue and rows + queue[0].rows <= limit:
+                rows += queue[0].rows
+                batch.append(queue.popleft())
+            if not queue:
+                del self._queues[key]
+            self._waiting_rows -= rows
+            return batch
+
+    def _run(self, batch: list[_Task]) -> None:
+        first = batch[0]
+        try:
+            inputs = first.inputs if len(batch) == 1 else {
+                name: np.concatenate([task.inputs[name] for task in batch]) for name in first.inputs}
+            outputs = first.servable.run(first.signature_name, inputs, first.keys)
+        except BaseException as error:  # every request of the batch gets the batch's error
+            for task in batch:
+                task.future.set_exception(error)
+            return
+        total = sum(task.rows for task in batch)
+        if self.metrics is not None:
+            self.metrics.batch(first.servable.name, total)
+        start = 0
+        for task in batch:
+            task.future.set_result({key: value[start:start + task.rows]
+                                    if value.ndim and value.shape[0] == total else value
+                                    for key, value in outputs.items()})
+            start += task.rows
+
+    def stop(self) -> None:
+        """Run what is queued, then end the batch threads."""
+        with self._condition:
+            self._stopping = True
+            self._condition.notify_all()
+        for thread in self._threads:
+            thread.join()
