@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config(tmp_path, *overrides):
+    (tmp_path / "run").mkdir(exist_ok=True)  # models write into an existing folder; the CLI makes it
     return resolve_config(ROOT / "configs" / "digits_convnet_tfrecord.yaml",
                           ["max_iter=60", "save_every=0", "log_every=30", f"result_dir={tmp_path / 'run'}",
                            "lr=0.01", "model.conv1_filters=8", "model.conv2_filters=8", "nb_units=32",
