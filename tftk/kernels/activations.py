@@ -23,7 +23,7 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from tftk.kernels.jit import njit
 
@@ -38,7 +38,7 @@ def _int32_as_float32(typingctx, bits):  # pragma: no cover - compiled
     return types.float32(types.int32), codegen
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _exp_neg(a):  # pragma: no cover - compiled
     """exp(-a) for a float32 a >= 0, within 2 ulp; 0 below the smallest normal (a > 87.3)."""
     big = a > np.float32(87.33)
@@ -56,7 +56,7 @@ def _exp_neg(a):  # pragma: no cover - compiled
     return np.float32(0.0) if big else e
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def fast_sigmoid(x):  # pragma: no cover - compiled
     """Logistic function of a float32 scalar; see the module docstring."""
     e = _exp_neg(abs(x))
@@ -64,7 +64,7 @@ def fast_sigmoid(x):  # pragma: no cover - compiled
     return s if x >= 0 else e * s
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def fast_tanh(x):  # pragma: no cover - compiled
     """tanh of a float32 scalar by Eigen's rational interpolant (clamped to [-9, 9])."""
     x = max(min(x, np.float32(9.0)), np.float32(-9.0))
@@ -83,7 +83,7 @@ def fast_tanh(x):  # pragma: no cover - compiled
     return x * p / q
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def exact_sigmoid(x):  # pragma: no cover - compiled
     """Logistic function of a float64 scalar, stable for large |x|."""
     e = math.exp(-abs(x))
@@ -170,3 +170,27 @@ def sigmoid_grad(y: np.ndarray, g: np.ndarray) -> np.ndarray:
 def tanh_grad(y: np.ndarray, g: np.ndarray) -> np.ndarray:
     """TF's TanhGrad: g * (1 - y * y), y the tanh's output."""
     return _grad(_tanh_grad, y, g, lambda y, g: g * (1 - y * y))
+
+
+def sigmoid_scalar(x):  # pragma: no cover - replaced by the overload inside compiled code
+    """Logistic function of one scalar in compiled code: the fast float32 form, else the exact one."""
+    raise TypeError("sigmoid_scalar is for Numba-compiled kernels")
+
+
+def tanh_scalar(x):  # pragma: no cover - replaced by the overload inside compiled code
+    """tanh of one scalar in compiled code: Eigen's interpolant for float32, else math.tanh."""
+    raise TypeError("tanh_scalar is for Numba-compiled kernels")
+
+
+@overload(sigmoid_scalar)
+def _sigmoid_scalar(x):  # pragma: no cover - compiled
+    if x == types.float32:
+        return lambda x: fast_sigmoid(x)
+    return lambda x: exact_sigmoid(x)
+
+
+@overload(tanh_scalar)
+def _tanh_scalar(x):  # pragma: no cover - compiled
+    if x == types.float32:
+        return lambda x: fast_tanh(x)
+    return lambda x: math.tanh(x)
