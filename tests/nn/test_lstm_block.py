@@ -34,7 +34,14 @@ def _h_and_cs(peephole):
 
 
 _A = list(_arrays().values())
+def _unknown_depth(x, cs, h, w, wci, wcf, wco, b):
+    import tftk as tf
+    x = tf.placeholder_with_default(x, [B, None])
+    return lstm_block_cell(x, cs, h, w, wci, wcf, wco, b, 1.0, -1.0, True)[6]
+
+
 GRADIENT_CASES = [
+    GradientCase("block_unknown_depth", _unknown_depth, _A, wrt=[0, 2]),
     GradientCase("block_h", _block(6), _A, wrt=[0, 1, 2, 3, 7]),
     GradientCase("block_cs", _block(1, forget_bias=0.3), _A, wrt=[0, 1, 2, 3, 7]),
     GradientCase("block_peephole_h_cs", _h_and_cs(True), _A),

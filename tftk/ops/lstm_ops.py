@@ -79,10 +79,14 @@ def _lstm_block_cell_grad(op, *grads):
     cs_prev_grad, dicfo, wci_grad, wcf_grad, wco_grad = grad_op.outputs
     xh = array_ops.concat([x, h_prev], 1)
     xh_grad = math_ops.matmul(dicfo, w, transpose_b=True)
-    depth = array_ops.shape(x)[1:]
-    batch = array_ops.shape(x)[:1]
-    x_grad = slice_(xh_grad, [0, 0], array_ops.concat([batch, depth], 0))
-    h_prev_grad = slice_(xh_grad, array_ops.concat([[0], depth], 0), [-1, -1])
+    depth = x.shape.as_list()[1]
+    if depth is None:  # only known when the step runs: the slice bounds come from shape ops
+        depth = array_ops.shape(x)[1:]
+        x_grad = slice_(xh_grad, [0, 0], array_ops.concat([[-1], depth], 0))
+        h_prev_grad = slice_(xh_grad, array_ops.concat([[0], depth], 0), [-1, -1])
+    else:  # static bounds: two ops per step instead of eight
+        x_grad = slice_(xh_grad, [0, 0], [-1, depth])
+        h_prev_grad = slice_(xh_grad, [0, depth], [-1, -1])
     w_grad = math_ops.matmul(xh, dicfo, transpose_a=True)
     b_grad = make_op("BiasAddGrad", [dicfo], dicfo.dtype, b.shape)
     return [x_grad, cs_prev_grad, h_prev_grad, w_grad, wci_grad, wcf_grad, wco_grad, b_grad]
