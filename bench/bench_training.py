@@ -1,10 +1,20 @@
 """Training-step throughput: tftk vs PyTorch eager vs TensorFlow (tf.compat.v1) vs hand-written numpy.
 
-    python bench/bench_training.py [--repeats 9] [--threads 2] [--tf-python /path/to/python]
+    python bench/bench_training.py [--repeats 9] [--threads 1,2] [--busy 0,1] [--tf-python /path/to/python]
+                                   [--workloads mlp100,mlp1000,cnn64,deepmnist,lstm]
 
 Each framework runs in its own worker process (so thread settings and imports don't interfere)
 with the same initial weights and batches; the coordinator asks the workers for timings in
 interleaved rounds and prints medians, ratios against every reference, and the numpy BLAS floor.
+`--busy K` starts K busy-loop processes for the measurement (a machine shared with other work: the
+step must degrade as TF's does); every (threads, busy) pair is measured and a summary table of
+tftk/TF ratios ends the output.
+
+Workloads: the MLP (784-128-32-10, SGD), LeNet (`cnn64`: conv 5x5 1->16 and 16->32, SGD, batch 64),
+the deep-MNIST tutorial's model (`deepmnist`: conv 5x5 1->32 and 32->64 SAME + ReLU + max-pool 2,
+fc 3136x1024 + ReLU, dropout 0.5, fc 1024x10, Adam 1e-4, batch 50) and the MNIST-as-sequence LSTM
+(`lstm`: 28 steps of 28 inputs, BasicLSTMCell(128) through static_rnn, dense 128x10, Adam 1e-3,
+batch 128).
 PyTorch and TensorFlow are optional (`pip install tftk[bench]`; TensorFlow needs its own
 environment with numpy<2, passed as --tf-python). Missing references are reported and skipped.
 """
@@ -27,7 +37,12 @@ WORKLOADS = {
     "mlp100": dict(kind="mlp", batch=100),
     "mlp1000": dict(kind="mlp", batch=1000),
     "cnn64": dict(kind="cnn", batch=64),
+    "deepmnist": dict(kind="deep", batch=50),
+    "lstm": dict(kind="lstm", batch=128),
 }
+DEEP_SHAPES = {"deep_c1": (5, 5, 1, 32), "deep_c2": (5, 5, 32, 64), "deep_f1": (7 * 7 * 64, 1024),
+               "deep_f2": (1024, 10)}
+LSTM_UNITS, LSTM_STEPS = 128, 28
 MLP_SIZES = (784, 128, 32, 10)
 LR = 0.05
 N_BATCHES = 4
@@ -47,7 +62,14 @@ def make_data(path: Path) -> None:
         fan_in = int(np.prod(shape[:-1]))
         arrays[name] = (rng.standard_normal(shape) * np.sqrt(2 / fan_in)).astype(np.float32)
         arrays[name + "_b"] = np.zeros(shape[-1], np.float32)
-    for batch in (64, 100, 1000):
+    for name, shape in DEEP_SHAPES.items():
+        arrays[name] = (rng.standard_normal(shape) * 0.1).clip(-0.2, 0.2).astype(np.float32)
+        arrays[name + "_b"] = np.full(shape[-1], 0.1, np.float32)
+    arrays["lstm_kernel"] = (rng.standard_normal((28 + LSTM_UNITS, 4 * LSTM_UNITS)) * 0.08).astype(np.float32)
+    arrays["lstm_bias"] = np.zeros(4 * LSTM_UNITS, np.float32)
+    arrays["lstm_out"] = (rng.standard_normal((LSTM_UNITS, 10)) * 0.1).astype(np.float32)
+    arrays["lstm_out_b"] = np.zeros(10, np.float32)
+    for batch in (50, 64, 100, 128, 1000):
         arrays[f"x{batch}"] = rng.random((N_BATCHES, batch, 784), dtype=np.float32)
         arrays[f"y{batch}"] = rng.integers(0, 10, (N_BATCHES, batch)).astype(np.int32)
     np.savez(path, **arrays)
@@ -56,11 +78,12 @@ def make_data(path: Path) -> None:
 # ---- the TF1 program, run unchanged by tftk and by TensorFlow ------------------------------------
 
 def build_tf1_step(tf, data, workload):
-    """Return (train_op, x, y, batches) for `workload`, written against the TF1 API."""
+    """Return (train_op, loss, x, y, batches) for `workload`, written against the TF1 API."""
     spec = WORKLOADS[workload]
     batch = spec["batch"]
     x = tf.placeholder(tf.float32, [None, 784])
     y = tf.placeholder(tf.int32, [None])
+    optimizer = tf.train.GradientDescentOptimizer(LR)
     if spec["kind"] == "mlp":
         h = x
         for i in range(3):
@@ -70,19 +93,63 @@ def build_tf1_step(tf, data, workload):
             if i < 2:
                 h = tf.nn.relu(h)
         logits = h
+    elif spec["kind"] == "cnn":
+        logits = _tf1_convnet(tf, data, x, "cnn", 32, 128)
+    elif spec["kind"] == "deep":
+        logits = _tf1_convnet(tf, data, x, "deep", 64, 1024, keep_prob=0.5)
+        optimizer = tf.train.AdamOptimizer(1e-4)
     else:
-        h = tf.reshape(x, [-1, 28, 28, 1])
-        for name in ("cnn_c1", "cnn_c2"):
-            k = tf.Variable(data[name])
-            h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, k, [1, 1, 1, 1], "SAME"), tf.Variable(data[name + "_b"])))
-            h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
-        h = tf.reshape(h, [-1, 7 * 7 * 32])
-        h = tf.nn.relu(tf.matmul(h, tf.Variable(data["cnn_f1"])) + tf.Variable(data["cnn_f1_b"]))
-        logits = tf.matmul(h, tf.Variable(data["cnn_f2"])) + tf.Variable(data["cnn_f2_b"])
+        logits = _tf1_lstm(tf, data, x)
+        optimizer = tf.train.AdamOptimizer(1e-3)
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    train_op = tf.train.GradientDescentOptimizer(LR).minimize(loss)
+    train_op = optimizer.minimize(loss)
     batches = [(data[f"x{batch}"][i], data[f"y{batch}"][i]) for i in range(N_BATCHES)]
     return train_op, loss, x, y, batches
+
+
+def _tf1_convnet(tf, data, x, prefix, channels, hidden, keep_prob=None):
+    """Two conv 5x5 SAME + ReLU + max-pool 2 layers, a ReLU dense layer, optional dropout, 10 logits."""
+    h = tf.reshape(x, [-1, 28, 28, 1])
+    for name in (f"{prefix}_c1", f"{prefix}_c2"):
+        k = tf.Variable(data[name])
+        h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, k, [1, 1, 1, 1], "SAME"), tf.Variable(data[name + "_b"])))
+        h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    h = tf.reshape(h, [-1, 7 * 7 * channels])
+    h = tf.nn.relu(tf.matmul(h, tf.Variable(data[f"{prefix}_f1"])) + tf.Variable(data[f"{prefix}_f1_b"]))
+    if keep_prob is not None:
+        h = tf.nn.dropout(h, keep_prob)
+    return tf.matmul(h, tf.Variable(data[f"{prefix}_f2"])) + tf.Variable(data[f"{prefix}_f2_b"])
+
+
+def _tf1_lstm(tf, data, x):
+    """MNIST as a sequence: 28 rows of 28 pixels through BasicLSTMCell(128) by static_rnn, dense 10.
+
+    TF 2.21 with Keras 3 has no `tf.nn.rnn_cell.BasicLSTMCell` (it needs the tf_keras package), so
+    there the cell is written out with the ops BasicLSTMCell builds (concat, matmul, bias_add, split,
+    sigmoid/tanh, c = c*sigmoid(f + 1) + sigmoid(i)*tanh(j), h = tanh(c)*sigmoid(o)) in the loop
+    static_rnn unrolls: the same graph, op for op.
+    """
+    steps = tf.unstack(tf.reshape(x, [-1, LSTM_STEPS, 28]), LSTM_STEPS, 1)
+    try:
+        cell = tf.nn.rnn_cell.BasicLSTMCell(LSTM_UNITS)
+    except AttributeError:
+        cell = None
+    if cell is not None:
+        init = {"kernel": data["lstm_kernel"], "bias": data["lstm_bias"]}
+        with tf.variable_scope("rnn", custom_getter=lambda getter, name, *a, **k: getter(
+                name, *a, **dict(k, initializer=tf.constant_initializer(init[name.split("/")[-1]])))):
+            outputs, _ = tf.nn.static_rnn(cell, steps, dtype=tf.float32)
+        last = outputs[-1]
+    else:
+        kernel, bias = tf.Variable(data["lstm_kernel"]), tf.Variable(data["lstm_bias"])
+        c = h = tf.zeros([tf.shape(x)[0], LSTM_UNITS])
+        for step in steps:
+            gates = tf.nn.bias_add(tf.matmul(tf.concat([step, h], 1), kernel), bias)
+            i, j, f, o = tf.split(gates, 4, axis=1)
+            c = c * tf.sigmoid(f + 1.0) + tf.sigmoid(i) * tf.tanh(j)
+            h = tf.tanh(c) * tf.sigmoid(o)
+        last = h
+    return tf.matmul(last, tf.Variable(data["lstm_out"])) + tf.Variable(data["lstm_out_b"])
 
 
 # ---- workers ------------------------------------------------------------------------------------
@@ -128,21 +195,16 @@ def worker_torch(data_path: str, workload: str, threads: int):
             layers += [lin] + ([torch.nn.ReLU()] if i < 2 else [])
         model = torch.nn.Sequential(*layers)
         reshape = lambda a: a  # noqa: E731
+    elif spec["kind"] == "lstm":
+        model = _TorchLSTM(data, t)
+        reshape = lambda a: a.reshape(-1, LSTM_STEPS, 28)  # noqa: E731
     else:
-        c1, c2 = torch.nn.Conv2d(1, 16, 5, padding=2), torch.nn.Conv2d(16, 32, 5, padding=2)
-        f1, f2 = torch.nn.Linear(7 * 7 * 32, 128), torch.nn.Linear(128, 10)
-        with torch.no_grad():
-            c1.weight.copy_(t(data["cnn_c1"].transpose(3, 2, 0, 1)))
-            c2.weight.copy_(t(data["cnn_c2"].transpose(3, 2, 0, 1)))
-            # our flatten is NHWC; permute f1's rows so both models compute the same function
-            f1.weight.copy_(t(data["cnn_f1"].reshape(7, 7, 32, 128).transpose(3, 2, 0, 1).reshape(128, -1)))
-            f2.weight.copy_(t(data["cnn_f2"].T))
-            for layer, name in ((c1, "cnn_c1"), (c2, "cnn_c2"), (f1, "cnn_f1"), (f2, "cnn_f2")):
-                layer.bias.copy_(t(data[name + "_b"]))
-        model = torch.nn.Sequential(c1, torch.nn.ReLU(), torch.nn.MaxPool2d(2), c2, torch.nn.ReLU(),
-                                    torch.nn.MaxPool2d(2), torch.nn.Flatten(), f1, torch.nn.ReLU(), f2)
+        prefix, channels, keep = ("cnn", 32, None) if spec["kind"] == "cnn" else ("deep", 64, 0.5)
+        model = _torch_convnet(data, t, prefix, channels, keep)
         reshape = lambda a: a.reshape(-1, 1, 28, 28)  # noqa: E731
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    params = model.parameters()
+    opt = torch.optim.SGD(params, lr=LR) if spec["kind"] in ("mlp", "cnn") else \
+        torch.optim.Adam(params, lr=1e-4 if spec["kind"] == "deep" else 1e-3, eps=1e-8)
     batches = [(reshape(t(data[f"x{batch}"][i])), t(data[f"y{batch}"][i]).long()) for i in range(N_BATCHES)]
     loss_fn = torch.nn.CrossEntropyLoss()
 
@@ -154,8 +216,56 @@ def worker_torch(data_path: str, workload: str, threads: int):
 
     def final_loss():
         with torch.no_grad():
-            return float(loss_fn(model(batches[0][0]), batches[0][1]))
+            return float(loss_fn(model.eval()(batches[0][0]), batches[0][1]))
     return step, final_loss
+
+
+def _torch_convnet(data, t, prefix, channels, keep_prob):
+    """bench's convnet in PyTorch with the same weights (NCHW, so f1's rows are permuted to match)."""
+    import torch
+    c_in, c_mid = data[f"{prefix}_c1"].shape[3], data[f"{prefix}_c2"].shape[3]
+    hidden = data[f"{prefix}_f1"].shape[1]
+    c1, c2 = torch.nn.Conv2d(1, c_in, 5, padding=2), torch.nn.Conv2d(c_in, c_mid, 5, padding=2)
+    f1, f2 = torch.nn.Linear(7 * 7 * channels, hidden), torch.nn.Linear(hidden, 10)
+    with torch.no_grad():
+        c1.weight.copy_(t(data[f"{prefix}_c1"].transpose(3, 2, 0, 1)))
+        c2.weight.copy_(t(data[f"{prefix}_c2"].transpose(3, 2, 0, 1)))
+        # our flatten is NHWC; permute f1's rows so both models compute the same function
+        f1.weight.copy_(t(data[f"{prefix}_f1"].reshape(7, 7, channels, hidden).transpose(3, 2, 0, 1)
+                          .reshape(hidden, -1)))
+        f2.weight.copy_(t(data[f"{prefix}_f2"].T))
+        for layer, name in ((c1, "c1"), (c2, "c2"), (f1, "f1"), (f2, "f2")):
+            layer.bias.copy_(t(data[f"{prefix}_{name}_b"]))
+    drop = [torch.nn.Dropout(1 - keep_prob)] if keep_prob is not None else []
+    return torch.nn.Sequential(c1, torch.nn.ReLU(), torch.nn.MaxPool2d(2), c2, torch.nn.ReLU(),
+                               torch.nn.MaxPool2d(2), torch.nn.Flatten(), f1, torch.nn.ReLU(), *drop, f2)
+
+
+def _TorchLSTM(data, t):
+    """torch.nn.LSTM (cuDNN-style fused cell, gates i, f, g, o) loaded with bench's BasicLSTMCell weights."""
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(28, LSTM_UNITS, batch_first=True)
+            self.out = torch.nn.Linear(LSTM_UNITS, 10)
+            n = LSTM_UNITS
+            k, b = data["lstm_kernel"], data["lstm_bias"].copy()
+            i, j, f, o = (slice(g * n, (g + 1) * n) for g in range(4))
+            order = np.concatenate([np.arange(4 * n)[s] for s in (i, f, j, o)])
+            b[f] += 1.0  # BasicLSTMCell's forget_bias
+            with torch.no_grad():
+                self.lstm.weight_ih_l0.copy_(t(k[:28, order].T))
+                self.lstm.weight_hh_l0.copy_(t(k[28:, order].T))
+                self.lstm.bias_ih_l0.copy_(t(b[order]))
+                self.lstm.bias_hh_l0.zero_()
+                self.out.weight.copy_(t(data["lstm_out"].T))
+                self.out.bias.copy_(t(data["lstm_out_b"]))
+
+        def forward(self, x):
+            return self.out(self.lstm(x)[0][:, -1])
+    return Model()
 
 
 def worker_numpy(data_path: str, workload: str, threads: int):
@@ -305,45 +415,70 @@ def available(python: str, module: str) -> bool:
     return subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode == 0
 
 
+def busy_loops(k: int) -> list:
+    """k processes that spin on a core each until killed: another job sharing the machine."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(k)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", default="2", help="thread counts to measure, e.g. 1,2")
+    parser.add_argument("--busy", default="0", help="busy-loop processes during the measurement, e.g. 0,1")
     parser.add_argument("--tf-python", default=sys.executable, help="a Python with TensorFlow installed")
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out even when installed")
     args = parser.parse_args()
     frameworks = {"tftk": sys.executable, "numpy": sys.executable, "floor": sys.executable}
-    if available(sys.executable, "torch"):
+    if not args.no_torch and available(sys.executable, "torch"):
         frameworks["torch"] = sys.executable
-    else:
+    elif not args.no_torch:
         print("PyTorch not installed: skipped (pip install tftk[bench])")
     if available(args.tf_python, "tensorflow"):
         frameworks["tensorflow"] = args.tf_python
     else:
         print("TensorFlow not found: skipped (pass --tf-python with a Python that has it)")
+    summary = []
     with tempfile.TemporaryDirectory() as tmp:
         data_path = Path(tmp) / "data.npz"
         make_data(data_path)
-        print(f"threads={args.threads}, medians of {args.repeats} interleaved rounds, ms per training step (SGD)")
-        for workload in args.workloads.split(","):
-            run_workload(workload, frameworks, data_path, args)
+        for threads in (int(t) for t in args.threads.split(",")):
+            for busy in (int(b) for b in args.busy.split(",")):
+                print(f"\nthreads={threads}, busy={busy}, load average {os.getloadavg()[0]:.2f} before: "
+                      f"medians of {args.repeats} interleaved rounds, ms per training step")
+                for workload in args.workloads.split(","):
+                    med = run_workload(workload, frameworks, data_path, args, threads, busy)
+                    summary.append((workload, threads, busy, med))
+    print("\nsummary (ms per step; ratio = tftk / TensorFlow)")
+    print(f"  {'workload':<11}{'threads':>8}{'busy':>6}{'tftk':>10}{'TF':>10}{'ratio':>8}{'torch':>10}")
+    for workload, threads, busy, med in summary:
+        tf_ms, torch_ms = med.get("tensorflow", float("nan")), med.get("torch", float("nan"))
+        print(f"  {workload:<11}{threads:>8}{busy:>6}{med['tftk']:>10.2f}{tf_ms:>10.2f}"
+              f"{med['tftk'] / tf_ms:>8.2f}{torch_ms:>10.2f}")
 
 
-def run_workload(workload: str, frameworks: dict, data_path: Path, args) -> None:
-    names = [n for n in frameworks if not (WORKLOADS[workload]["kind"] == "cnn" and n in ("numpy", "floor"))]
+def run_workload(workload: str, frameworks: dict, data_path: Path, args, threads: int, busy: int) -> dict:
+    """Measure every framework on `workload` in interleaved rounds; print and return the medians (ms)."""
+    names = [n for n in frameworks if not (WORKLOADS[workload]["kind"] != "mlp" and n in ("numpy", "floor"))]
     workers, first = {}, {}
     for name in names:
-        proc, hello = start_worker(frameworks[name], name, data_path, workload, args.threads)
+        proc, hello = start_worker(frameworks[name], name, data_path, workload, threads)
         if proc is not None:
             workers[name], first[name] = proc, hello["first_step"]
-    # steps per round: aim for ~0.2 s per worker per round (every worker runs the probe steps, so
-    # all end after the same steps and the "loss after" column compares like with like)
-    probe = {name: ask(proc, 3)["seconds"] for name, proc in workers.items()}["tftk"]
-    n = max(3, int(0.2 / max(probe, 1e-5)))
-    times: dict[str, list[float]] = {name: [] for name in workers}
-    for _ in range(args.repeats):
-        for name, proc in workers.items():
-            times[name].append(ask(proc, n)["seconds"])
+    spinners = busy_loops(busy)
+    try:
+        # steps per round: aim for ~0.2 s per worker per round (every worker runs the probe steps, so
+        # all end after the same steps and the "loss after" column compares like with like)
+        probe = {name: ask(proc, 3)["seconds"] for name, proc in workers.items()}["tftk"]
+        n = max(3, int(0.2 / max(probe, 1e-5)))
+        times: dict[str, list[float]] = {name: [] for name in workers}
+        for _ in range(args.repeats):
+            for name, proc in workers.items():
+                times[name].append(ask(proc, n)["seconds"])
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
     finals = {name: ask(proc, 0) for name, proc in workers.items()}
     for proc in workers.values():
         proc.stdin.close()
@@ -359,6 +494,7 @@ def run_workload(workload: str, frameworks: dict, data_path: Path, args) -> None
               f"{finals[name]['work_mb']:>9.1f}{finals[name]['peak_mb']:>9.0f}")
     print("  work MB: RSS growth from the built model to the end (tftk's includes loading Numba's\n"
           "  runtime and compiled kernels, ~120 MB); peak MB: the whole process")
+    return med
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Per-op time of one bench_training workload's tftk training step, from traced Session.run calls.
 
-    python bench/profile_step.py [cnn64|mlp100|mlp1000] [--threads 1] [--steps 20] [--top 25]
+    python bench/profile_step.py [cnn64|deepmnist|lstm|mlp100|mlp1000] [--threads 1] [--steps 20] [--top 25]
 
 Runs the same TF1 program bench_training.py times, with FULL_TRACE run options, and prints each op's
 mean microseconds per step (op type and output shape), largest first. Thread counts are bound through

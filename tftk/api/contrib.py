@@ -6,7 +6,7 @@ from tftk.ops import init_ops
 from tftk.ops import layers as _layers
 from tftk.ops import nn_loss_ops
 
-from tftk.api import rnn
+from tftk.api import contrib_rnn as rnn
 
 __all__ = ["layers", "legacy_seq2seq", "rnn", "tensorboard"]
 

@@ -58,15 +58,22 @@ _applied: dict[int, int] = {}
 
 
 def apply_thread_limits(threads: int) -> None:
-    """Bound BLAS and Numba to `threads` threads for the calling thread (0 = leave as is)."""
-    if threads <= 0 or _applied.get(threading.get_ident()) == threads:
+    """Bound BLAS and Numba for the calling thread to `threads` threads (0: the environment's or all
+    cores), fewer while other processes hold cores (`tftk.client.threads`)."""
+    from tftk.client.threads import effective_threads
+    if threads <= 0:
+        threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
+    bound = threads
+    threads = effective_threads(threads)
+    if _applied.get(threading.get_ident()) == threads:
         return
     global _blas_limiter
     from threadpoolctl import threadpool_limits  # cheap, but only when a limit is asked for
     _blas_limiter = threadpool_limits(limits=threads, user_api="blas")
     numba = sys.modules.get("numba")
     if numba is None:
-        os.environ["NUMBA_NUM_THREADS"] = str(threads)  # read when numba is first imported
+        if bound > 0:
+            os.environ["NUMBA_NUM_THREADS"] = str(bound)  # read when numba is first imported
     else:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     _applied[threading.get_ident()] = threads

@@ -245,9 +245,11 @@ def _atan2_grad(op, grad):
 
 # ---- element-wise unary ops -----------------------------------------------------------------
 
-def _unary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None) -> Callable:
+def _unary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None, writes_out: bool = False) -> Callable:
+    """Register a one-input op; `fn(x, out=...)` may overwrite a donated input when it is a ufunc
+    or says so (`writes_out`)."""
     registry.register_op(op_type, lambda op, ctx: fn, fresh=True,
-                         inplace=inplace.unary(fn) if isinstance(fn, np.ufunc) else None)
+                         inplace=inplace.unary(fn) if isinstance(fn, np.ufunc) or writes_out else None)
 
     def constructor(x: Any, name: str | None = None) -> Tensor:
         with op_scope(name, op_type, [x]) as scope:
@@ -259,9 +261,19 @@ def _unary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None) ->
     return constructor
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    out = np.exp(-np.logaddexp(0, -x))  # stable for large |x|
-    return out.astype(x.dtype, copy=False)
+def _activation(name: str) -> Callable:
+    """`tftk.kernels.activations.<name>(x, out=None)`, imported on first use (it loads Numba)."""
+    def run(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        from tftk.kernels import activations
+        return getattr(activations, name)(x, out)
+    return run
+
+
+def _activation_grad(name: str) -> Callable:
+    def run(y: np.ndarray, g: np.ndarray) -> np.ndarray:
+        from tftk.kernels import activations
+        return getattr(activations, name)(y, g)
+    return run
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
@@ -291,8 +303,8 @@ acos = _unary("Acos", np.arccos)
 atan = _unary("Atan", np.arctan)
 sinh = _unary("Sinh", np.sinh)
 cosh = _unary("Cosh", np.cosh)
-tanh = _unary("Tanh", np.tanh)
-sigmoid = _unary("Sigmoid", _sigmoid)
+tanh = _unary("Tanh", _activation("tanh"), writes_out=True)
+sigmoid = _unary("Sigmoid", _activation("sigmoid"), writes_out=True)
 reciprocal = _unary("Reciprocal", np.reciprocal)
 erf = _unary("Erf", _erf)
 floor = _unary("Floor", np.floor)
@@ -315,8 +327,8 @@ def _fused_grad(op_type: str, fn: Callable) -> Callable:
     return constructor
 
 
-tanh_grad = _fused_grad("TanhGrad", lambda y, g: g * (1 - y * y))
-sigmoid_grad = _fused_grad("SigmoidGrad", lambda y, g: g * (y * (1 - y)))
+tanh_grad = _fused_grad("TanhGrad", _activation_grad("tanh_grad"))
+sigmoid_grad = _fused_grad("SigmoidGrad", _activation_grad("sigmoid_grad"))
 sqrt_grad = _fused_grad("SqrtGrad", lambda y, g: g * 0.5 / y)
 rsqrt_grad = _fused_grad("RsqrtGrad", lambda y, g: g * (-0.5 * y * y * y))
 reciprocal_grad = _fused_grad("ReciprocalGrad", lambda y, g: g * (-(y * y)))

@@ -199,6 +199,10 @@ class BasicLSTMCell(RNNCell):
 
     def _step(self, inputs: Tensor, state: Any) -> tuple[Tensor, Any]:
         c, h = _lstm_parts(state, self._state_is_tuple)
+        if self._activation is math_ops.tanh:  # the same values from one fused op (tftk.ops.lstm_ops)
+            from tftk.ops.lstm_ops import block_cell_step
+            new_c, new_h = block_cell_step(inputs, c, h, self._num_units, self._forget_bias)
+            return new_h, _lstm_state(new_c, new_h, self._state_is_tuple)
         i, j, f, o = split(_linear([inputs, h], 4 * self._num_units), 4, axis=1)
         new_c = c * math_ops.sigmoid(f + self._forget_bias) + math_ops.sigmoid(i) * self._activation(j)
         new_h = self._activation(new_c) * math_ops.sigmoid(o)

@@ -1,0 +1,7 @@
+"""`tf.contrib.rnn`: the cells of `tf.nn.rnn_cell`, static/dynamic rnn, and the fused LSTM block cells."""
+
+from tftk.api.rnn import *  # noqa: F401,F403 - the same cells, as in TF1
+from tftk.api.rnn import __all__ as _cells
+from tftk.ops.lstm_ops import LSTMBlockCell, LSTMBlockFusedCell
+
+__all__ = list(_cells) + ["LSTMBlockCell", "LSTMBlockFusedCell"]
