@@ -25,12 +25,13 @@ from tftk.client.config import ConfigProto, GPUOptions, GraphOptions, OptimizerO
 from tftk.client.session import InteractiveSession, Session
 from tftk.ops import tensor_operators as _tensor_operators  # noqa: F401 - installs + - * ... on Tensor
 from tftk.ops.array_ops import (expand_dims, fill, identity, ones, ones_like, rank, reshape,
-                                shape, size, squeeze, stack, stop_gradient, transpose, zeros,
-                                zeros_like)
-from tftk.ops.array_ops_ext import (boolean_mask, broadcast_to, gather, gather_nd,
-                                    invert_permutation, lin_space, linspace, meshgrid, one_hot,
-                                    pad, range, reverse, reverse_v2, sequence_mask, shape_n, slice, strided_slice, tile,
-                                    unique, unstack, where)
+                                shape, shape_n, size, squeeze, stack, stop_gradient, transpose,
+                                unstack, zeros, zeros_like)
+from tftk.ops.gather_ops import gather, gather_nd, where
+from tftk.ops.sequence_ops import (invert_permutation, lin_space, linspace, one_hot, range,  # noqa: A004
+                                   sequence_mask, unique)
+from tftk.ops.slicing_ops import boolean_mask, slice, strided_slice  # noqa: A004
+from tftk.ops.tile_pad_ops import broadcast_to, meshgrid, pad, reverse, reverse_v2, tile
 from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
 from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_by_norm,
                                clip_by_value, global_norm)
@@ -56,9 +57,11 @@ from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, cast, ceil, co
                                sigmoid, sign, sin, sinh, sqrt, square, squared_difference,
                                subtract, tan, tanh, to_double, to_float, to_int32, to_int64,
                                truediv)
-from tftk.ops.math_ops_ext import (argmax, argmin, bincount, complex, cumprod, cumsum,  # noqa: A004
-                                   dequantize, fft, ifft, imag, matrix_diag_part, norm, quantize,
-                                   real, tensordot, trace)
+from tftk.ops.linalg_ops import norm, tensordot
+from tftk.ops.matrix_ops import matrix_diag_part, trace
+from tftk.ops.quantize_ops import dequantize, quantize
+from tftk.ops.scan_ops import argmax, argmin, bincount, cumprod, cumsum
+from tftk.ops.spectral_ops import complex, fft, ifft, imag, real  # noqa: A004
 from tftk.ops.random_ops import (multinomial, random_gamma, random_normal, random_shuffle,
                                  random_uniform, set_random_seed, truncated_normal)
 from tftk.ops.sparse_ops import sparse_placeholder, sparse_tensor_to_dense, sparse_to_dense

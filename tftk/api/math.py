@@ -10,5 +10,6 @@ from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, ceil, c
                                reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt,
                                sigmoid, sign, sin, sinh, sqrt, square, squared_difference,
                                subtract, tan, tanh, truediv)
-from tftk.ops.math_ops_ext import (argmax, argmin, bincount, cumprod, cumsum, imag, real)
+from tftk.ops.scan_ops import argmax, argmin, bincount, cumprod, cumsum
+from tftk.ops.spectral_ops import imag, real
 from tftk.ops.nn_ops import l2_normalize, softplus

@@ -14,7 +14,7 @@ from tftk.framework import registry
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops.constant_value import constant_value
-from tftk.ops.array_ops_ext import gather
+from tftk.ops.gather_ops import gather
 from tftk.ops.op_builder import make_op
 
 __all__ = ["segment_sum", "segment_mean", "unsorted_segment_sum"]

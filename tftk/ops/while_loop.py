@@ -18,6 +18,7 @@ from tftk.framework.func_graph import FuncGraph
 from tftk.framework.indexed_slices import IndexedSlices, densify
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph, name_scope
 from tftk.framework.tensor_shape import TensorShape, as_shape
+from tftk.kernels.scatter import scatter_into_zeros
 from tftk.ops.constant_op import placeholder
 from tftk.ops.op_builder import make_multi_op, make_op
 
@@ -238,11 +239,7 @@ def _bind_index_row(op, ctx):
 
 
 def _bind_index_row_grad(op, ctx):
-    def kernel(x, i, g):
-        out = np.zeros_like(x)
-        out[int(i)] = g
-        return out
-    return kernel
+    return lambda x, i, g: scatter_into_zeros(x.shape, g, int(i))
 
 
 registry.register_op("IndexRow", _bind_index_row)
