@@ -73,6 +73,9 @@ from tftk.ops.state_ops import (assign, assign_add, assign_sub, count_up_to, sca
 from tftk.ops.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable,
                                      get_variable_scope, variable_op_scope, variable_scope)
 from tftk.ops.while_loop import foldl, foldr, map_fn, scan, while_loop
+from tftk.ops.tensor_array_ops import TensorArray
+from tftk.ops.custom_gradient import custom_gradient, hessians, identity_n
+from tftk.ops.template import make_template
 from tftk.ops.variables import (Variable, all_variables, assert_variables_initialized,
                                 global_variables, global_variables_initializer,
                                 initialize_all_variables, initialize_local_variables,

@@ -28,6 +28,8 @@ __all__ = ["while_loop", "scan", "map_fn", "foldl", "foldr"]
 # ---- nested structures ------------------------------------------------------------------------
 
 def _flatten(structure: Any) -> list:
+    if hasattr(structure, "_with_flow"):  # a TensorArray travels as its flow tensor
+        return [structure.flow]
     if isinstance(structure, (list, tuple)):
         return [leaf for item in structure for leaf in _flatten(item)]
     if isinstance(structure, dict):
@@ -46,6 +48,8 @@ def _pack(structure: Any, leaves: Sequence) -> Any:
             return type(s)(*items) if hasattr(s, "_fields") else tuple(items)
         if isinstance(s, dict):
             return {k: build(s[k]) for k in sorted(s)}
+        if hasattr(s, "_with_flow"):
+            return s._with_flow(next(it))
         return next(it)
 
     return build(structure)
