@@ -57,8 +57,12 @@ from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, cast, ceil, co
                                sigmoid, sign, sin, sinh, sqrt, square, squared_difference,
                                subtract, tan, tanh, to_double, to_float, to_int32, to_int64,
                                truediv)
-from tftk.ops.linalg_ops import norm, tensordot
-from tftk.ops.matrix_ops import matrix_diag_part, trace
+from tftk.ops.linalg_ops import (cholesky, cholesky_solve, matrix_determinant, matrix_inverse,
+                                 matrix_solve, matrix_solve_ls, matrix_triangular_solve, norm, qr,
+                                 self_adjoint_eig, self_adjoint_eigvals, svd)
+from tftk.ops.einsum_ops import cross, einsum, tensordot
+from tftk.ops.matrix_ops import (diag, diag_part, eye, matrix_band_part, matrix_diag, matrix_diag_part,
+                                 matrix_set_diag, matrix_transpose, trace)
 from tftk.ops.quantize_ops import dequantize, quantize
 from tftk.ops.scan_ops import argmax, argmin, bincount, cumprod, cumsum
 from tftk.ops.spectral_ops import complex, fft, ifft, imag, real  # noqa: A004
@@ -98,7 +102,7 @@ from tftk.platform import flags  # noqa: E402
 from tftk.platform import tf_logging as logging  # noqa: E402
 
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
-from tftk.api import contrib, image, layers, losses, math, nn, sparse  # noqa: E402
+from tftk.api import contrib, image, layers, linalg, losses, math, nn, sparse  # noqa: E402
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",

@@ -1,8 +1,9 @@
 """Rows of differential tables: TF1 snippets built from short specs, compared per dtype tolerance.
 
 `op_case(build, inputs)` makes a snippet that evaluates `build` (an expression over tensors named
-after `inputs`) and, unless `grad=False`, the gradients of sum(y * y) with respect to every
-floating input. `compare` checks tftk's result against TensorFlow's: the same error class, or the
+after `inputs`) and, unless `grad=False`, the gradients of sum(y * sin(y + 0.5)) with respect to
+every floating input (a non-polynomial loss: with sum(y * y) the output gradient 2y is so
+structured that some wrong matrix rules still agree). `compare` checks tftk's result against TensorFlow's: the same error class, or the
 same outputs within tolerance (float32 looser than float64).
 """
 
@@ -28,7 +29,7 @@ def op_case(build: str, inputs: Mapping[str, Any], grad: bool = True,
     lines.append(f"fetch = {{'y': {outputs}}}")
     floats = [k for k, v in arrays.items() if v.dtype.kind == "f"]
     if grad and floats:
-        lines.append(f"grads = tf.gradients(tf.reduce_sum(y * y), [{', '.join(floats)}])")
+        lines.append(f"grads = tf.gradients(tf.reduce_sum(y * tf.sin(y + 0.5)), [{', '.join(floats)}])")
         lines.extend(f"fetch['d_{k}'] = grads[{i}]" for i, k in enumerate(floats))
     lines.append("with tf.Session() as sess:")
     lines.append("    outputs = sess.run(fetch)")
@@ -40,7 +41,8 @@ def compare(expected: OracleResult, got: OracleResult) -> None:
     assert got.error == expected.error, f"tftk: {got.error}: {got.message}\nTF: {expected.error}: {expected.message}"
     for key, want in (expected.outputs or {}).items():
         have = np.asarray(got.outputs[key])
-
+        assert (have.shape, have.dtype) == (want.shape, want.dtype), \
+            f"{key}: {have.dtype}{list(have.shape)} != TF's {want.dtype}{list(want.shape)}"
         if want.dtype.kind in "fc":
             rtol, atol = TOLERANCE.get(want.dtype, DEFAULT_TOLERANCE)
             np.testing.assert_allclose(have, want, rtol=rtol, atol=atol, err_msg=key)

@@ -13,7 +13,8 @@ import pytest
 import tftk as tf
 from tests.gradient_check import GradientCase, check_gradient
 from tftk.framework.indexed_slices import IndexedSlices
-from tftk.ops import array_ops, clip_ops, gather_ops, image_ops, linalg_ops, math_ops, matrix_ops, scan_ops
+from tftk.ops import array_ops, clip_ops, einsum_ops, gather_ops, image_ops, linalg_ops, math_ops, matrix_ops
+from tftk.ops import scan_ops
 from tftk.ops import slicing_ops, spectral_ops, tile_pad_ops
 from tftk.ops import segment_ops as seg, sparse_ops
 from tftk.ops.control_flow_ops import cond
@@ -160,7 +161,7 @@ GRADIENT_CASES += [
                  + spectral_ops.imag(spectral_ops.fft(spectral_ops.complex(re, im))), [arr(2, 4), arr(2, 4)]),
     GradientCase("IFFT", lambda re, im: spectral_ops.real(spectral_ops.ifft(spectral_ops.complex(re, im))) - spectral_ops.imag(spectral_ops.ifft(spectral_ops.complex(re, im))),
                  [arr(3), arr(3)]),
-    GradientCase("tensordot", lambda a, b: linalg_ops.tensordot(a, b, [[0, 2], [1, 0]]), [arr(2, 3, 4), arr(4, 2, 5)]),
+    GradientCase("tensordot", lambda a, b: einsum_ops.tensordot(a, b, [[0, 2], [1, 0]]), [arr(2, 3, 4), arr(4, 2, 5)]),
     GradientCase("norm", lambda x: linalg_ops.norm(x, axis=1), [arr(2, 3)]),
     # clip_ops
     GradientCase("clip_by_value", lambda x: clip_ops.clip_by_value(x, -0.5, 0.5),

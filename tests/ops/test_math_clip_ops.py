@@ -9,7 +9,7 @@ import pytest
 
 import tftk as tf
 from tftk.framework import dtypes
-from tftk.ops import clip_ops, linalg_ops, matrix_ops, quantize_ops, scan_ops, spectral_ops
+from tftk.ops import clip_ops, einsum_ops, linalg_ops, matrix_ops, quantize_ops, scan_ops, spectral_ops
 
 FLOATS = [np.float32, np.float64]
 
@@ -62,12 +62,12 @@ def test_trace_fft_tensordot():
     np.testing.assert_allclose(run(out), dft @ z.astype(np.complex128), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(run(spectral_ops.ifft(spectral_ops.fft(z))), z, rtol=1e-5, atol=1e-5)
     a, b = np.arange(24.0).reshape(2, 3, 4), np.arange(40.0).reshape(4, 2, 5)
-    np.testing.assert_allclose(run(linalg_ops.tensordot(a, b, [[0, 2], [1, 0]])), np.tensordot(a, b, [[0, 2], [1, 0]]))
-    np.testing.assert_allclose(run(linalg_ops.tensordot(a, np.ones((3, 4)), 2)), a.sum(axis=(1, 2)))
+    np.testing.assert_allclose(run(einsum_ops.tensordot(a, b, [[0, 2], [1, 0]])), np.tensordot(a, b, [[0, 2], [1, 0]]))
+    np.testing.assert_allclose(run(einsum_ops.tensordot(a, np.ones((3, 4)), 2)), a.sum(axis=(1, 2)))
     with pytest.raises(TypeError, match="FFT"):
         spectral_ops.fft(np.zeros(4, np.float32))
     with pytest.raises(ValueError, match="tensordot"):
-        linalg_ops.tensordot(a, b, [[0], [0]])
+        einsum_ops.tensordot(a, b, [[0], [0]])
 
 
 def quantize_reference(x, lo, hi, bits_signed):
