@@ -32,7 +32,14 @@ from tftk.ops.sequence_ops import (invert_permutation, lin_space, linspace, one_
                                    sequence_mask, unique)
 from tftk.ops.slicing_ops import boolean_mask, slice, strided_slice  # noqa: A004
 from tftk.ops.tile_pad_ops import broadcast_to, meshgrid, pad, reverse, reverse_v2, tile
-from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
+from tftk.ops.segment_ops import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,
+                                  sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum,
+                                  unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
+                                  unsorted_segment_prod, unsorted_segment_sqrt_n, unsorted_segment_sum)
+from tftk.ops.scatter_ops import (dynamic_partition, dynamic_stitch, scatter_nd, tensor_scatter_add,
+                                  tensor_scatter_sub, tensor_scatter_update)
+from tftk.ops.special_math_ops import (betainc, digamma, erfc, igamma, igammac, lbeta, lgamma,
+                                       polygamma, zeta)
 from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_by_norm,
                                clip_by_value, global_norm)
 from tftk.ops.constant_op import constant, placeholder, placeholder_with_default
@@ -46,7 +53,7 @@ from tftk.ops.init_ops import (constant_initializer, glorot_normal_initializer,
                                random_normal_initializer, random_uniform_initializer,
                                truncated_normal_initializer, uniform_unit_scaling_initializer,
                                variance_scaling_initializer, zeros_initializer)
-from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, cast, ceil, cos, cosh,  # noqa: A004
+from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, cast, ceil, cos, cosh,  # noqa: A004
                                count_nonzero, div, divide, equal, erf, exp, expm1, floor, floordiv,
                                floor_div, floormod, greater, greater_equal, is_finite, is_inf,
                                is_nan, less, less_equal, log, log1p, logical_and, logical_not,
@@ -72,7 +79,9 @@ from tftk.ops.sparse_ops import sparse_placeholder, sparse_tensor_to_dense, spar
 from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce_join,
                                  string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
                                  string_to_hash_bucket_strong, substr)
-from tftk.ops.state_ops import (assign, assign_add, assign_sub, count_up_to, scatter_add, scatter_sub,
+from tftk.ops.state_ops import (assign, assign_add, assign_sub, batch_scatter_update, count_up_to,
+                                scatter_add, scatter_div, scatter_max, scatter_min, scatter_mul,
+                                scatter_nd_add, scatter_nd_sub, scatter_nd_update, scatter_sub,
                                 scatter_update)
 from tftk.ops.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable,
                                      get_variable_scope, variable_op_scope, variable_scope)

@@ -1,6 +1,10 @@
 """The `tf.math` namespace: the element-wise, reduction and segment ops under their TF1.13+ path."""
 
-from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
+from tftk.ops.segment_ops import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,
+                                  unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
+                                  unsorted_segment_prod, unsorted_segment_sqrt_n, unsorted_segment_sum)
+from tftk.ops.special_math_ops import (betainc, digamma, erfc, igamma, igammac, lbeta, lgamma,
+                                       polygamma, xdivy, xlogy, zeta)
 from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, ceil, cos, cosh,  # noqa: A004
                                count_nonzero, divide, equal, erf, exp, expm1, floor, floordiv,
                                floormod, greater, greater_equal, is_finite, is_inf, is_nan, less,
