@@ -76,6 +76,11 @@ from tftk.ops.spectral_ops import complex, fft, ifft, imag, real  # noqa: A004
 from tftk.ops.random_ops import (multinomial, random_gamma, random_normal, random_poisson,
                                  random_shuffle, random_uniform, set_random_seed, truncated_normal)
 from tftk.ops.sparse_ops import sparse_placeholder, sparse_tensor_to_dense, sparse_to_dense
+from tftk.ops.sparse_math_ops import (sparse_add, sparse_concat, sparse_fill_empty_rows, sparse_reduce_max,
+                                      sparse_reduce_sum, sparse_reduce_sum_sparse, sparse_reorder,
+                                      sparse_reset_shape, sparse_reshape, sparse_retain, sparse_slice,
+                                      sparse_split, sparse_tensor_dense_matmul, sparse_to_indicator,
+                                      sparse_transpose)
 from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce_join,
                                  string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
                                  string_to_hash_bucket_strong, substr)
