@@ -4,7 +4,6 @@ the draws, the deterministic initializers' values, and the scale of each random 
 Values of random draws are not compared: tftk's streams are not TF's Philox streams.
 """
 
-import numpy as np
 import pytest
 
 from tests.tf_oracle import run_in_tf, run_in_tftk
