@@ -86,6 +86,7 @@ GRADIENT_CASES += [
     GradientCase("SumToShapeOf", lambda a, b: fixed(tf.placeholder_with_default(a, [None, 3]) + b, [2, 3]),
                  [arr(2, 3), arr(3)]),
     GradientCase("Identity", lambda x: array_ops.identity(x) * x, [arr(3)]),
+    GradientCase("Sign", lambda x: math_ops.sign(x) * x, [pos(3) * np.array([1, -1, 1])]),  # |x|: d = sign(x)
     GradientCase("Merge_cond", lambda x: cond(tf.constant(True), lambda: x * 2.0, lambda: x * x), [arr(3)]),
 ]
 
