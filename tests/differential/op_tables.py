@@ -1,50 +1,108 @@
-"""Rows of differential tables: TF1 snippets built from short specs, compared per dtype tolerance.
+"""Differential rows with hand-picked inputs (SPD matrices, sorted indices, ...), run as one batch.
 
-`op_case(build, inputs)` makes a snippet that evaluates `build` (an expression over tensors named
-after `inputs`) and, unless `grad=False`, the gradients of sum(y * sin(y + 0.5)) with respect to
-every floating input (a non-polynomial loss: with sum(y * y) the output gradient 2y is so
-structured that some wrong matrix rules still agree). `compare` checks tftk's result against TensorFlow's: the same error class, or the
-same outputs within tolerance (float32 looser than float64).
+A row's `body` is TF1 code that builds a graph from `inputs` and sets `fetch`, a dict of tensors;
+`op_row` writes that body for an expression `y` and the gradients of sum(y * sin(y + 0.5)) with
+respect to every float input (a non-polynomial loss: with sum(y * y) the output gradient 2y is so
+structured that some wrong matrix rules still agree). `batch_source` joins many rows into one
+snippet that builds each in its own variable scope, initialises the variables, and runs each
+row's fetch, recording a row's error class instead of its values when it raises; one session
+serves a whole table, and one TensorFlow process all registered tables (`register`).
+`row_result` cuts one row's result back out, for tests/differential/table.py's `compare`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import dataclasses
+import textwrap
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from tests.tf_oracle import OracleResult
 
-TOLERANCE = {np.dtype(np.float16): (1e-2, 1e-2), np.dtype(np.float32): (2e-4, 2e-5),
-             np.dtype(np.complex64): (2e-4, 2e-5)}
-DEFAULT_TOLERANCE = (1e-7, 1e-9)
+SEP = "__"
 
 
-def op_case(build: str, inputs: Mapping[str, Any], grad: bool = True,
-            outputs: str = "y") -> tuple[str, dict[str, np.ndarray]]:
-    """A snippet computing `y = build` (and its gradients) over constants named like `inputs`."""
+@dataclasses.dataclass(frozen=True)
+class Row:
+    name: str
+    body: str
+    inputs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def op_row(name: str, build: str, inputs: Mapping[str, Any], grad: bool = True) -> Row:
+    """`y = build` over constants named like `inputs`, fetched with its float inputs' gradients."""
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
     lines = [f"{k} = tf.constant(inputs[{k!r}])" for k in arrays]
-    lines.append(f"y = {build}")
-    lines.append(f"fetch = {{'y': {outputs}}}")
+    lines += [f"y = {build}", "fetch = {'y': y}"]
     floats = [k for k, v in arrays.items() if v.dtype.kind == "f"]
     if grad and floats:
         lines.append(f"grads = tf.gradients(tf.reduce_sum(y * tf.sin(y + 0.5)), [{', '.join(floats)}])")
-        lines.extend(f"fetch['d_{k}'] = grads[{i}]" for i, k in enumerate(floats))
-    lines.append("with tf.Session() as sess:")
-    lines.append("    outputs = sess.run(fetch)")
-    return "\n".join(lines) + "\n", arrays
+        lines.append(f"fetch.update({{'d_' + k: tf.convert_to_tensor(g) for k, g in zip({floats!r}, grads) "
+                     f"if g is not None}})")
+    return Row(name, "\n".join(lines) + "\n", arrays)
 
 
-def compare(expected: OracleResult, got: OracleResult) -> None:
-    """Assert tftk agrees with TensorFlow: same error class, else the same values and dtypes."""
-    assert got.error == expected.error, f"tftk: {got.error}: {got.message}\nTF: {expected.error}: {expected.message}"
-    for key, want in (expected.outputs or {}).items():
-        have = np.asarray(got.outputs[key])
-        assert (have.shape, have.dtype) == (want.shape, want.dtype), \
-            f"{key}: {have.dtype}{list(have.shape)} != TF's {want.dtype}{list(want.shape)}"
-        if want.dtype.kind in "fc":
-            rtol, atol = TOLERANCE.get(want.dtype, DEFAULT_TOLERANCE)
-            np.testing.assert_allclose(have, want, rtol=rtol, atol=atol, err_msg=key)
-        else:
-            np.testing.assert_array_equal(have, want, err_msg=key)
+_BATCH = '''
+def _plain(value):  # strings come back as object arrays of bytes, which npz files cannot hold
+    value = np.asarray(value)
+    return value.astype(bytes).astype(str) if value.dtype == object else value
+results = {{}}
+built = {{}}
+for name, build in ROWS:
+    try:
+        with tf.variable_scope(name):
+            built[name] = build({{k[len(name) + {sep_len}:]: v for k, v in inputs.items() if k.startswith(name + {sep!r})}})
+    except Exception as e:
+        results[name + {sep!r} + "error"] = np.array(type(e).__name__)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    for name, fetch in built.items():
+        try:
+            results.update({{name + {sep!r} + k: _plain(v) for k, v in sess.run(fetch).items()}})
+        except Exception as e:
+            results[name + {sep!r} + "error"] = np.array(type(e).__name__)
+outputs = results
+'''
+
+
+def batch_source(rows: Sequence[Row]) -> tuple[str, dict[str, np.ndarray]]:
+    """One snippet (and its inputs) that runs every row, as tests/tf_oracle.py runs snippets."""
+    names = [r.name for r in rows]
+    assert len(set(names)) == len(names) and not any(SEP in n for n in names), names
+    parts, inputs = [], {}
+    for k, row in enumerate(rows):
+        parts.append(f"def _row{k}(inputs):\n{textwrap.indent(row.body, '    ')}    return fetch\n")
+        inputs.update({row.name + SEP + key: np.asarray(v) for key, v in row.inputs.items()})
+    table = "ROWS = [" + ", ".join(f"({r.name!r}, _row{k})" for k, r in enumerate(rows)) + "]\n"
+    return "\n".join(parts) + table + _BATCH.format(sep=SEP, sep_len=len(SEP)), inputs
+
+
+def row_result(batch: OracleResult, name: str) -> OracleResult:
+    """One row's outputs, or its error class, out of a batch result."""
+    if batch.outputs is None:  # the batch itself failed: every row reports that
+        return batch
+    prefix = name + SEP
+    mine = {k[len(prefix):]: v for k, v in batch.outputs.items() if k.startswith(prefix)}
+    if "error" in mine:
+        return OracleResult(None, str(mine["error"]))
+    return OracleResult(mine, None)
+
+
+
+_REGISTERED: dict[str, tuple[str, dict[str, np.ndarray]]] = {}
+_TF_RESULTS: dict[str, OracleResult] = {}
+
+
+def register(table: str, rows: Sequence[Row]) -> None:
+    """Declare a table's rows (at import): the first `run_batch` runs every declared table in one
+    TensorFlow process, since starting TensorFlow costs more than most tables' snippets."""
+    _REGISTERED[table] = batch_source(rows)
+
+
+def run_batch(table: str) -> tuple[OracleResult, OracleResult]:
+    """(TensorFlow's result, tftk's result) of a registered table's batch snippet."""
+    from tests.tf_oracle import run_in_tf, run_in_tftk
+    if table not in _TF_RESULTS:
+        _TF_RESULTS.update(run_in_tf({k: v for k, v in _REGISTERED.items() if k not in _TF_RESULTS}))
+    return _TF_RESULTS[table], run_in_tftk(*_REGISTERED[table])

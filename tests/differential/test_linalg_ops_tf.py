@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from tests.differential.op_tables import compare, op_case
-from tests.tf_oracle import run_in_tf, run_in_tftk
+from tests.differential.op_tables import Row, op_row, register, row_result, run_batch
+from tests.differential.table import compare
 
 RNG = np.random.default_rng(11)
 
@@ -23,7 +23,7 @@ def vec(*shape, dtype=np.float64):
 
 
 # (name, build expression over the inputs, inputs, gradient?)
-ROWS = [
+OPS = [
     ("eye", "tf.eye(3, 4, batch_shape=[2], dtype=tf.float64) + a", {"a": vec(2, 3, 4)}, True),
     ("diag", "tf.diag(a)", {"a": vec(2, 3)}, True),
     ("diag_part", "tf.diag_part(a)", {"a": vec(2, 3, 2, 3)}, True),
@@ -69,21 +69,23 @@ ROWS = [
 ]
 
 ERRORS = {
-    "inverse_of_singular": "with tf.Session() as s:\n    s.run(tf.matrix_inverse(tf.zeros([2, 2])))\noutputs = {}\n",
+    "inverse_of_singular": "fetch = {'y': tf.matrix_inverse(tf.zeros([2, 2]))}\n",
     # Not here: Cholesky of a non-positive-definite matrix. TF 1.x raised InvalidArgumentError (as
     # tftk does, tests/ops/test_linalg_ops.py); TF 2.21's CPU kernel returns without an error.
-    "inverse_not_square": "tf.matrix_inverse(tf.ones([2, 3]))\noutputs = {}\n",
+    "inverse_not_square": "fetch = {'y': tf.matrix_inverse(tf.ones([2, 3]))}\n",
 }
 
-CASES = {name: op_case(build, inputs, grad) for name, build, inputs, grad in ROWS}
-CASES.update({name: (src, {}) for name, src in ERRORS.items()})
+ROWS = [op_row(name, build, inputs, grad) for name, build, inputs, grad in OPS] + \
+    [Row(name, body) for name, body in ERRORS.items()]
+register("linalg", ROWS)
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    return run_in_tf(CASES)
+def results():
+    return run_batch("linalg")
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_tftk_agrees_with_tensorflow(oracle, name):
-    compare(oracle[name], run_in_tftk(*CASES[name]))
+@pytest.mark.parametrize("name", [row.name for row in ROWS])
+def test_tftk_agrees_with_tensorflow(results, name):
+    expected, got = results
+    compare(row_result(got, name), row_result(expected, name))

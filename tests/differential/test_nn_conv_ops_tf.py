@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from tests.differential.op_tables import compare, op_case
-from tests.tf_oracle import run_in_tf, run_in_tftk
+from tests.differential.op_tables import Row, op_row, register, row_result, run_batch
+from tests.differential.table import compare
 
 RNG = np.random.default_rng(19)
 
@@ -15,7 +15,7 @@ def vec(*shape, dtype=np.float64):
 
 F32 = np.float32
 X = vec(2, 6, 5, 3)
-ROWS = [
+OPS = [
     ("depthwise_conv2d_same", "tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], 'SAME')", {"x": X, "w": vec(3, 3, 3, 2)}),
     ("depthwise_conv2d_strided_valid", "tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], 'VALID')",
      {"x": X, "w": vec(2, 3, 3, 1)}),
@@ -53,19 +53,21 @@ ROWS = [
      {"x": vec(3, 4, 2), "w": np.abs(vec(3, 4, 1))}),
 ]
 
-CASES = {name: op_case(build, inputs, *grad) for name, build, inputs, *grad in ROWS}
-CASES["depthwise_filter_channels_mismatch"] = (
-    "tf.nn.depthwise_conv2d(tf.ones([1, 4, 4, 3]), tf.ones([2, 2, 2, 1]), [1, 1, 1, 1], 'SAME')\noutputs = {}\n", {})
-CASES["fused_batch_norm_float64"] = (
-    "tf.nn.fused_batch_norm(tf.ones([1, 2, 2, 3], tf.float64), tf.ones([3], tf.float64), tf.zeros([3], tf.float64))\n"
-    "outputs = {}\n", {})
+ROWS = [op_row(name, build, inputs, *grad) for name, build, inputs, *grad in OPS] + [
+    Row("depthwise_filter_channels_mismatch",
+        "fetch = {'y': tf.nn.depthwise_conv2d(tf.ones([1, 4, 4, 3]), tf.ones([2, 2, 2, 1]), [1, 1, 1, 1], 'SAME')}\n"),
+    Row("fused_batch_norm_float64", "fetch = {'y': tf.nn.fused_batch_norm(tf.ones([1, 2, 2, 3], tf.float64), "
+                                    "tf.ones([3], tf.float64), tf.zeros([3], tf.float64))[0]}\n"),
+]
+register("nn_conv", ROWS)
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    return run_in_tf(CASES)
+def results():
+    return run_batch('nn_conv')
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_tftk_agrees_with_tensorflow(oracle, name):
-    compare(oracle[name], run_in_tftk(*CASES[name]))
+@pytest.mark.parametrize("name", [row.name for row in ROWS])
+def test_tftk_agrees_with_tensorflow(results, name):
+    expected, got = results
+    compare(row_result(got, name), row_result(expected, name))

@@ -6,8 +6,8 @@ Values of random draws are not compared: tftk's streams are not TF's Philox stre
 
 import pytest
 
-from tests.tf_oracle import run_in_tf, run_in_tftk
-from tests.differential.op_tables import compare
+from tests.differential.op_tables import Row, register, row_result, run_batch
+from tests.differential.table import compare
 
 DRAWS = {
     "normal": "tf.random.normal([3, 4], mean=1.0, stddev=2.0, seed=1)",
@@ -23,9 +23,7 @@ DRAWS = {
 
 DRAW_SNIPPET = """
 y = {expr}
-with tf.Session() as s:
-    v = s.run(y)
-outputs = {{'static': np.array(y.shape.as_list()), 'dtype': np.array(y.dtype.name), 'shape': np.array(v.shape)}}
+fetch = {{'static': tf.constant(y.shape.as_list()), 'dtype': tf.constant(y.dtype.name), 'shape': tf.shape(y)}}
 """
 
 INITIALIZERS = {
@@ -37,9 +35,7 @@ INITIALIZERS = {
 
 INIT_SNIPPET = """
 v = tf.get_variable('v', [2, 2], initializer={expr})
-with tf.Session() as s:
-    s.run(tf.initializers.global_variables())
-    outputs = {{'v': s.run(v)}}
+fetch = {{'v': v}}
 """
 
 # Scale checks: the sample std of a large draw matches the initializer's definition in both.
@@ -57,23 +53,32 @@ SCALED = {
 
 SCALE_SNIPPET = """
 v = tf.get_variable('v', {shape}, initializer={expr})
-with tf.Session() as s:
-    s.run(tf.initializers.variables([v]))
-    value = s.run(v)
+mean = tf.reduce_mean(v)
 # float16: compared to 1% (the sampling error of these sizes is well below that)
-outputs = {{'std': np.float16(value.std()), 'mean0': np.array(abs(float(value.mean())) < 0.02)}}
+fetch = {{'std': tf.cast(tf.sqrt(tf.reduce_mean(tf.square(v - mean))), tf.float16), 'mean0': tf.abs(mean) < 0.02}}
 """
 
-CASES = {f"draw_{k}": (DRAW_SNIPPET.format(expr=v), {}) for k, v in DRAWS.items()}
-CASES.update({f"init_{k}": (INIT_SNIPPET.format(expr=v), {}) for k, v in INITIALIZERS.items()})
-CASES.update({f"scale_{k}": (SCALE_SNIPPET.format(expr=e, shape=s), {}) for k, (e, s) in SCALED.items()})
+# The variable initializers under their tf.initializers names (the batch itself initialises with
+# tf.global_variables_initializer): each makes a NoOp grouping the variables' initializers.
+NAMESPACE = """
+v = tf.get_variable('v', [1], initializer=tf.initializers.zeros())
+ops = [tf.initializers.global_variables(), tf.initializers.local_variables(), tf.initializers.variables([v])]
+fetch = {'types': tf.constant([op.type for op in ops])}
+"""
+
+ROWS = [Row(f"draw_{k}", DRAW_SNIPPET.format(expr=v)) for k, v in DRAWS.items()] + \
+    [Row(f"init_{k}", INIT_SNIPPET.format(expr=v)) for k, v in INITIALIZERS.items()] + \
+    [Row(f"scale_{k}", SCALE_SNIPPET.format(expr=e, shape=s)) for k, (e, s) in SCALED.items()] + \
+    [Row("initializers_namespace", NAMESPACE)]
+register("random_init", ROWS)
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    return run_in_tf(CASES)
+def results():
+    return run_batch("random_init")
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_tftk_agrees_with_tensorflow(oracle, name):
-    compare(oracle[name], run_in_tftk(*CASES[name]))
+@pytest.mark.parametrize("name", [row.name for row in ROWS])
+def test_tftk_agrees_with_tensorflow(results, name):
+    expected, got = results
+    compare(row_result(got, name), row_result(expected, name))

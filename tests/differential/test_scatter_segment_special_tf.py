@@ -4,8 +4,8 @@ special functions against real TensorFlow (values and gradients)."""
 import numpy as np
 import pytest
 
-from tests.differential.op_tables import compare, op_case
-from tests.tf_oracle import run_in_tf, run_in_tftk
+from tests.differential.op_tables import Row, op_row, register, row_result, run_batch
+from tests.differential.table import compare
 
 RNG = np.random.default_rng(13)
 
@@ -18,7 +18,7 @@ IDX2 = np.array([[0, 1], [2, 0], [0, 1]], np.int32)
 SEG = np.array([0, 0, 2, 3, 3], np.int32)
 USEG = np.array([2, 0, 2, -1, 1], np.int32)
 
-ROWS = [
+OPS = [
     ("scatter_nd_rows", "tf.scatter_nd(i, u, [4, 3])", {"i": np.array([[1], [3], [1]], np.int32), "u": vec(3, 3)}, True),
     ("scatter_nd_elements", "tf.scatter_nd(i, u, tf.constant([3, 2]))", {"i": IDX2, "u": vec(3)}, True),
     ("scatter_nd_int", "tf.scatter_nd(i, u, [3, 2])", {"i": IDX2, "u": np.array([1, 2, 3], np.int32)}, False),
@@ -66,41 +66,37 @@ ROWS = [
     ("math_xdivy", "tf.math.xdivy(x, y)", {"x": np.array([0.0, 1.0, 2.0]), "y": np.array([0.0, 0.5, 3.0])}, False),
 ]
 
-VARIABLE_SCATTERS = """
-v = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3) + 1.0)
-b = tf.Variable(np.zeros((2, 4), np.float32))
-steps = [tf.scatter_mul(v, [0, 0], [[2.0, 2.0, 2.0], [3.0, 3.0, 3.0]]),
-         tf.scatter_div(v, [1], [[2.0, 4.0, 8.0]]),
-         tf.scatter_max(v, [2, 3], [[100.0, 0.0, 100.0], [0.0, 0.0, 0.0]]),
-         tf.scatter_min(v, [3], [[0.5, 50.0, 0.5]]),
-         tf.scatter_nd_update(v, [[0, 0], [3, 2]], [-1.0, -2.0]),
-         tf.scatter_nd_add(v, [[1, 1], [1, 1]], [10.0, 10.0]),
-         tf.scatter_nd_sub(v, [[2]], [[1.0, 1.0, 1.0]]),
-         tf.batch_scatter_update(b, [[1, 3], [0, 0]], [[5.0, 6.0], [7.0, 7.0]])]
-with tf.Session() as s:
-    s.run(tf.global_variables_initializer())
-    outputs = {}
-    for k, step in enumerate(steps):
-        outputs['step%d' % k] = s.run(step)
-"""
-
-ERRORS = {
-    "scatter_nd_out_of_range": "with tf.Session() as s:\n    s.run(tf.scatter_nd([[5]], [1.0], [3]))\noutputs = {}\n",
-    "dynamic_partition_out_of_range": "with tf.Session() as s:\n"
-                                      "    s.run(tf.dynamic_partition([1.0, 2.0], [0, 3], 2))\noutputs = {}\n",
-    "dynamic_partition_not_int32": "tf.dynamic_partition([1.0], tf.constant([0], tf.int64), 2)\noutputs = {}\n",
+BASE = "v = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3) + 1.0)\n"
+VARIABLE_SCATTERS = {
+    "scatter_mul": "tf.scatter_mul(v, [0, 0], [[2.0, 2.0, 2.0], [3.0, 3.0, 3.0]])",
+    "scatter_div": "tf.scatter_div(v, [1], [[2.0, 4.0, 8.0]])",
+    "scatter_max": "tf.scatter_max(v, [2, 3], [[100.0, 0.0, 100.0], [0.0, 0.0, 0.0]])",
+    "scatter_min": "tf.scatter_min(v, [3], [[0.5, 50.0, 0.5]])",
+    "scatter_nd_update": "tf.scatter_nd_update(v, [[0, 0], [3, 2]], [-1.0, -2.0])",
+    "scatter_nd_add": "tf.scatter_nd_add(v, [[1, 1], [1, 1]], [10.0, 10.0])",
+    "scatter_nd_sub": "tf.scatter_nd_sub(v, [[2]], [[1.0, 1.0, 1.0]])",
+    "batch_scatter_update": "tf.batch_scatter_update(tf.Variable(np.zeros((2, 4), np.float32)), [[1, 3], [0, 0]], "
+                            "[[5.0, 6.0], [7.0, 7.0]])",
 }
 
-CASES = {name: op_case(build, inputs, grad) for name, build, inputs, grad in ROWS}
-CASES["variable_scatters"] = (VARIABLE_SCATTERS, {})
-CASES.update({name: (src, {}) for name, src in ERRORS.items()})
+ERRORS = {
+    "scatter_nd_out_of_range": "fetch = {'y': tf.scatter_nd([[5]], [1.0], [3])}\n",
+    "dynamic_partition_out_of_range": "fetch = {'y': tf.dynamic_partition([1.0, 2.0], [0, 3], 2)[0]}\n",
+    "dynamic_partition_not_int32": "fetch = {'y': tf.dynamic_partition([1.0], tf.constant([0], tf.int64), 2)[0]}\n",
+}
+
+ROWS = [op_row(name, build, inputs, grad) for name, build, inputs, grad in OPS] + \
+    [Row(name, BASE + f"fetch = {{'y': {expr}}}\n") for name, expr in VARIABLE_SCATTERS.items()] + \
+    [Row(name, body) for name, body in ERRORS.items()]
+register("scatter_segment_special", ROWS)
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    return run_in_tf(CASES)
+def results():
+    return run_batch('scatter_segment_special')
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_tftk_agrees_with_tensorflow(oracle, name):
-    compare(oracle[name], run_in_tftk(*CASES[name]))
+@pytest.mark.parametrize("name", [row.name for row in ROWS])
+def test_tftk_agrees_with_tensorflow(results, name):
+    expected, got = results
+    compare(row_result(got, name), row_result(expected, name))

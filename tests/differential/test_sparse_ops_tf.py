@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from tests.differential.op_tables import compare
-from tests.tf_oracle import run_in_tf, run_in_tftk
+from tests.differential.op_tables import Row, register, row_result, run_batch
+from tests.differential.table import compare
 
 A = {"ai": np.array([[0, 1], [1, 0], [2, 3], [0, 3]], np.int64), "av": np.array([1.5, -2.0, 3.0, 0.5]),
      "bi": np.array([[0, 1], [2, 2], [1, 0]], np.int64), "bv": np.array([4.0, 5.0, 2.0]),
@@ -22,11 +22,9 @@ if {grad}:
     value = y.values if isinstance(y, tf.SparseTensor) else y
     grads = tf.gradients(tf.reduce_sum(value * tf.sin(value + 0.5)), floats)
     fetch.update({{'d%d' % i: tf.convert_to_tensor(g) for i, g in enumerate(grads) if g is not None}})
-with tf.Session() as s:
-    outputs = s.run(fetch)
 """
 
-ROWS = [
+OPS = [
     ("reorder", "tf.sparse.reorder(a)", True),
     ("to_dense_after_reorder", "tf.sparse.to_dense(tf.sparse.reorder(a))", True),
     ("from_dense", "tf.sparse.from_dense(d - 0.5 * tf.round(d))", True),
@@ -41,8 +39,9 @@ ROWS = [
     ("reduce_sum_axis", "tf.sparse.reduce_sum(a, axis=1, keepdims=True)", True),
     ("reduce_sum_sparse", "tf.sparse.reduce_sum_sparse(a, axis=0)", False),  # TF: no gradient
     ("reduce_max", "tf.sparse_reduce_max(tf.SparseTensor([[0, 0], [1, 2]], [-7.0, 4.0], [3, 3]), 1)", False),
-    ("concat_axis1", "tf.sparse.concat(1, [tf.sparse.reorder(a), b])", True),
-    ("concat_axis0", "tf.sparse_concat(0, [b, tf.sparse.reorder(a)])", True),
+    # TF's SparseConcat gives values no gradient (None); tftk's does.
+    ("concat_axis1", "tf.sparse.concat(1, [tf.sparse.reorder(a), b])", False),
+    ("concat_axis0", "tf.sparse_concat(0, [b, tf.sparse.reorder(a)])", False),
     ("concat_expand", "tf.sparse.concat(0, [b, tf.SparseTensor([[0, 5]], bv[:1], [1, 6])], expand_nonconcat_dim=True)",
      False),
     ("slice", "tf.sparse.slice(tf.sparse.reorder(a), [0, 1], [2, 3])", True),
@@ -60,16 +59,18 @@ ROWS = [
                      " tf.int32)", False),
 ]
 
-CASES = {name: (SNIPPET.format(expr=expr, grad=grad), A) for name, expr, grad in ROWS}
-CASES["to_dense_unsorted_fails"] = ("with tf.Session() as s:\n    s.run(tf.sparse.to_dense(tf.SparseTensor("
-                                    "[[1, 0], [0, 0]], [1.0, 2.0], [2, 2])))\noutputs = {}\n", {})
+ROWS = [Row(name, SNIPPET.format(expr=expr, grad=grad), A) for name, expr, grad in OPS] + [
+    Row("to_dense_unsorted_fails",
+        "fetch = {'y': tf.sparse.to_dense(tf.SparseTensor([[1, 0], [0, 0]], [1.0, 2.0], [2, 2]))}\n")]
+register("sparse", ROWS)
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    return run_in_tf(CASES)
+def results():
+    return run_batch('sparse')
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_tftk_agrees_with_tensorflow(oracle, name):
-    compare(oracle[name], run_in_tftk(*CASES[name]))
+@pytest.mark.parametrize("name", [row.name for row in ROWS])
+def test_tftk_agrees_with_tensorflow(results, name):
+    expected, got = results
+    compare(row_result(got, name), row_result(expected, name))

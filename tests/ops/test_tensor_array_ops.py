@@ -133,5 +133,5 @@ def test_make_template_shares_variables_between_calls():
         t(tf.constant(1.0))
         t(tf.constant(2.0))
         assert [v.name for v in tf.trainable_variables()] == ["dense/w:0"]
-        assert t.variable_scope_name == "dense"
+        assert t.variable_scope_name == "dense/"
         assert [v.name for v in t.trainable_variables] == ["dense/w:0"]

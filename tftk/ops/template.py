@@ -59,7 +59,11 @@ class Template:
 
     @property
     def variable_scope_name(self) -> str | None:
-        return None if self._variable_scope is None else self._variable_scope.name
+        """The scope's name with a trailing '/' (as TF, so prefix matches stop at the scope)."""
+        if self._variable_scope is None:
+            return None
+        name = self._variable_scope.name
+        return name if not name or name.endswith("/") else name + "/"
 
     def _collection(self, key: str) -> list:
         if self._variable_scope is None:
