@@ -72,7 +72,7 @@ from tftk.ops.matrix_ops import (diag, diag_part, eye, matrix_band_part, matrix_
                                  matrix_set_diag, matrix_transpose, trace)
 from tftk.ops.quantize_ops import dequantize, quantize
 from tftk.ops.scan_ops import argmax, argmin, bincount, cumprod, cumsum
-from tftk.ops.spectral_ops import complex, fft, ifft, imag, real  # noqa: A004
+from tftk.ops.spectral_ops import complex, fft, fft2d, fft3d, ifft, ifft2d, ifft3d, imag, real  # noqa: A004
 from tftk.ops.random_ops import (multinomial, random_gamma, random_normal, random_poisson,
                                  random_shuffle, random_uniform, set_random_seed, truncated_normal)
 from tftk.ops.sparse_ops import sparse_placeholder, sparse_tensor_to_dense, sparse_to_dense
@@ -116,7 +116,8 @@ from tftk.platform import flags  # noqa: E402
 from tftk.platform import tf_logging as logging  # noqa: E402
 
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
-from tftk.api import contrib, image, initializers, layers, linalg, losses, math, nn, random, sparse  # noqa: E402
+from tftk.api import (contrib, image, initializers, layers, linalg, losses, math, nn,  # noqa: E402
+                      random, signal, sparse)
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",

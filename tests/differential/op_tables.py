@@ -1,9 +1,9 @@
 """Differential rows with hand-picked inputs (SPD matrices, sorted indices, ...), run as one batch.
 
 A row's `body` is TF1 code that builds a graph from `inputs` and sets `fetch`, a dict of tensors;
-`op_row` writes that body for an expression `y` and the gradients of sum(y * sin(y + 0.5)) with
-respect to every float input (a non-polynomial loss: with sum(y * y) the output gradient 2y is so
-structured that some wrong matrix rules still agree). `batch_source` joins many rows into one
+`op_row` writes that body for an expression `y` and the gradients of sum(z * sin(z + 0.5)) (z: y,
+or its real and imaginary parts) with respect to every float input: a non-polynomial loss, since
+with sum(y * y) the output gradient 2y is so structured that some wrong matrix rules still agree. `batch_source` joins many rows into one
 snippet that builds each in its own variable scope, initialises the variables, and runs each
 row's fetch, recording a row's error class instead of its values when it raises; one session
 serves a whole table, and one TensorFlow process all registered tables (`register`).
@@ -37,7 +37,9 @@ def op_row(name: str, build: str, inputs: Mapping[str, Any], grad: bool = True) 
     lines += [f"y = {build}", "fetch = {'y': y}"]
     floats = [k for k, v in arrays.items() if v.dtype.kind == "f"]
     if grad and floats:
-        lines.append(f"grads = tf.gradients(tf.reduce_sum(y * tf.sin(y + 0.5)), [{', '.join(floats)}])")
+        lines.append("z = tf.concat([tf.reshape(tf.real(y), [-1]), tf.reshape(tf.imag(y), [-1])], 0) "
+                     "if y.dtype.is_complex else y")
+        lines.append(f"grads = tf.gradients(tf.reduce_sum(z * tf.sin(z + 0.5)), [{', '.join(floats)}])")
         lines.append(f"fetch.update({{'d_' + k: tf.convert_to_tensor(g) for k, g in zip({floats!r}, grads) "
                      f"if g is not None}})")
     return Row(name, "\n".join(lines) + "\n", arrays)
@@ -55,6 +57,7 @@ for name, build in ROWS:
             built[name] = build({{k[len(name) + {sep_len}:]: v for k, v in inputs.items() if k.startswith(name + {sep!r})}})
     except Exception as e:
         results[name + {sep!r} + "error"] = np.array(type(e).__name__)
+        results[name + {sep!r} + "message"] = np.array(str(e)[:300])
 with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
     for name, fetch in built.items():
@@ -62,6 +65,7 @@ with tf.Session() as sess:
             results.update({{name + {sep!r} + k: _plain(v) for k, v in sess.run(fetch).items()}})
         except Exception as e:
             results[name + {sep!r} + "error"] = np.array(type(e).__name__)
+            results[name + {sep!r} + "message"] = np.array(str(e)[:300])
 outputs = results
 '''
 
@@ -85,7 +89,7 @@ def row_result(batch: OracleResult, name: str) -> OracleResult:
     prefix = name + SEP
     mine = {k[len(prefix):]: v for k, v in batch.outputs.items() if k.startswith(prefix)}
     if "error" in mine:
-        return OracleResult(None, str(mine["error"]))
+        return OracleResult(None, str(mine["error"]), str(mine["message"]))
     return OracleResult(mine, None)
 
 
