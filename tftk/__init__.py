@@ -84,6 +84,8 @@ from tftk.ops.sparse_math_ops import (sparse_add, sparse_concat, sparse_fill_emp
 from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce_join,
                                  string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
                                  string_to_hash_bucket_strong, substr)
+from tftk.ops.text_ops import regex_replace, string_split, string_to_number
+from tftk.ops.text_ops import strip as string_strip
 from tftk.ops.state_ops import (assign, assign_add, assign_sub, batch_scatter_update, count_up_to,
                                 scatter_add, scatter_div, scatter_max, scatter_min, scatter_mul,
                                 scatter_nd_add, scatter_nd_sub, scatter_nd_update, scatter_sub,
@@ -117,7 +119,7 @@ from tftk.platform import tf_logging as logging  # noqa: E402
 
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
 from tftk.api import (contrib, image, initializers, layers, linalg, losses, math, nn,  # noqa: E402
-                      random, signal, sparse)
+                      random, signal, sparse, strings)
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",

@@ -46,9 +46,12 @@ def op_row(name: str, build: str, inputs: Mapping[str, Any], grad: bool = True) 
 
 
 _BATCH = '''
-def _plain(value):  # strings come back as object arrays of bytes, which npz files cannot hold
+def _plain(value):  # strings come back as bytes (object arrays npz cannot hold): decoded, latin-1
     value = np.asarray(value)
-    return value.astype(bytes).astype(str) if value.dtype == object else value
+    if value.dtype != object and value.dtype.kind != "S":
+        return value
+    return np.array([v.decode("latin-1") if isinstance(v, bytes) else str(v) for v in value.reshape(-1)],
+                    dtype=str).reshape(value.shape)
 results = {{}}
 built = {{}}
 for name, build in ROWS:
