@@ -113,3 +113,23 @@ def run_batch(table: str) -> tuple[OracleResult, OracleResult]:
     if table not in _TF_RESULTS:
         _TF_RESULTS.update(run_in_tf({k: v for k, v in _REGISTERED.items() if k not in _TF_RESULTS}))
     return _TF_RESULTS[table], run_in_tftk(*_REGISTERED[table])
+
+
+def table_tests(table: str, rows: Sequence[Row]):
+    """Register a table and make its module fixture and test, one case per row; a test module binds
+    them: `results, test_tftk_agrees_with_tensorflow = table_tests("linalg", ROWS)`."""
+    import pytest
+
+    from tests.differential.table import compare
+    register(table, rows)
+
+    @pytest.fixture(scope="module")
+    def results():
+        return run_batch(table)
+
+    @pytest.mark.parametrize("name", [row.name for row in rows])
+    def test_tftk_agrees_with_tensorflow(results, name):
+        expected, got = results
+        compare(row_result(got, name), row_result(expected, name))
+
+    return results, test_tftk_agrees_with_tensorflow

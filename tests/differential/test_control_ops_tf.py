@@ -1,10 +1,8 @@
 """TensorArray in while_loop, custom_gradient, hessians and make_template against real TensorFlow."""
 
 import numpy as np
-import pytest
 
-from tests.differential.op_tables import Row, register, row_result, run_batch
-from tests.differential.table import compare
+from tests.differential.op_tables import Row, table_tests
 
 RNG = np.random.default_rng(7)
 X = {"x": RNG.normal(size=(5, 3)), "w": RNG.normal(size=(3, 3))}
@@ -78,15 +76,5 @@ ROWS = [Row("tensor_array_rnn_loop", RNN_LOOP, X), Row("tensor_array_dynamic_siz
         Row("tensor_array_scatter_split", SCATTER_SPLIT, X), Row("custom_gradient", CUSTOM_GRADIENT, X),
         Row("hessians", HESSIANS, X), Row("make_template", TEMPLATE)] + \
     [Row(name, body) for name, body in ERRORS.items()]
-register("control", ROWS)
 
-
-@pytest.fixture(scope="module")
-def results():
-    return run_batch('control')
-
-
-@pytest.mark.parametrize("name", [row.name for row in ROWS])
-def test_tftk_agrees_with_tensorflow(results, name):
-    expected, got = results
-    compare(row_result(got, name), row_result(expected, name))
+results, test_tftk_agrees_with_tensorflow = table_tests("control", ROWS)

@@ -1,10 +1,8 @@
 """Matrix and linear-algebra ops, einsum, tensordot and cross against real TensorFlow (values and gradients)."""
 
 import numpy as np
-import pytest
 
-from tests.differential.op_tables import Row, op_row, register, row_result, run_batch
-from tests.differential.table import compare
+from tests.differential.op_tables import Row, op_row, table_tests
 
 RNG = np.random.default_rng(11)
 
@@ -77,15 +75,5 @@ ERRORS = {
 
 ROWS = [op_row(name, build, inputs, grad) for name, build, inputs, grad in OPS] + \
     [Row(name, body) for name, body in ERRORS.items()]
-register("linalg", ROWS)
 
-
-@pytest.fixture(scope="module")
-def results():
-    return run_batch("linalg")
-
-
-@pytest.mark.parametrize("name", [row.name for row in ROWS])
-def test_tftk_agrees_with_tensorflow(results, name):
-    expected, got = results
-    compare(row_result(got, name), row_result(expected, name))
+results, test_tftk_agrees_with_tensorflow = table_tests("linalg", ROWS)

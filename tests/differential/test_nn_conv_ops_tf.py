@@ -1,10 +1,8 @@
 """tf.nn convolution and pooling variants and fused_batch_norm against real TensorFlow (values and gradients)."""
 
 import numpy as np
-import pytest
 
-from tests.differential.op_tables import Row, op_row, register, row_result, run_batch
-from tests.differential.table import compare
+from tests.differential.op_tables import Row, op_row, table_tests
 
 RNG = np.random.default_rng(19)
 
@@ -59,15 +57,5 @@ ROWS = [op_row(name, build, inputs, *grad) for name, build, inputs, *grad in OPS
     Row("fused_batch_norm_float64", "fetch = {'y': tf.nn.fused_batch_norm(tf.ones([1, 2, 2, 3], tf.float64), "
                                     "tf.ones([3], tf.float64), tf.zeros([3], tf.float64))[0]}\n"),
 ]
-register("nn_conv", ROWS)
 
-
-@pytest.fixture(scope="module")
-def results():
-    return run_batch('nn_conv')
-
-
-@pytest.mark.parametrize("name", [row.name for row in ROWS])
-def test_tftk_agrees_with_tensorflow(results, name):
-    expected, got = results
-    compare(row_result(got, name), row_result(expected, name))
+results, test_tftk_agrees_with_tensorflow = table_tests("nn_conv", ROWS)

@@ -4,10 +4,8 @@ the draws, the deterministic initializers' values, and the scale of each random 
 Values of random draws are not compared: tftk's streams are not TF's Philox streams.
 """
 
-import pytest
 
-from tests.differential.op_tables import Row, register, row_result, run_batch
-from tests.differential.table import compare
+from tests.differential.op_tables import Row, table_tests
 
 DRAWS = {
     "normal": "tf.random.normal([3, 4], mean=1.0, stddev=2.0, seed=1)",
@@ -70,15 +68,5 @@ ROWS = [Row(f"draw_{k}", DRAW_SNIPPET.format(expr=v)) for k, v in DRAWS.items()]
     [Row(f"init_{k}", INIT_SNIPPET.format(expr=v)) for k, v in INITIALIZERS.items()] + \
     [Row(f"scale_{k}", SCALE_SNIPPET.format(expr=e, shape=s)) for k, (e, s) in SCALED.items()] + \
     [Row("initializers_namespace", NAMESPACE)]
-register("random_init", ROWS)
 
-
-@pytest.fixture(scope="module")
-def results():
-    return run_batch("random_init")
-
-
-@pytest.mark.parametrize("name", [row.name for row in ROWS])
-def test_tftk_agrees_with_tensorflow(results, name):
-    expected, got = results
-    compare(row_result(got, name), row_result(expected, name))
+results, test_tftk_agrees_with_tensorflow = table_tests("random_init", ROWS)

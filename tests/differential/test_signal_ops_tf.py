@@ -1,10 +1,8 @@
 """tf.signal (FFTs, rfft/irfft, frame, overlap_and_add, windows, stft, inverse_stft) against real TensorFlow."""
 
 import numpy as np
-import pytest
 
-from tests.differential.op_tables import Row, op_row, register, row_result, run_batch
-from tests.differential.table import compare
+from tests.differential.op_tables import Row, op_row, table_tests
 
 RNG = np.random.default_rng(31)
 
@@ -48,15 +46,5 @@ OPS = [
 ROWS = [op_row(name, build, inputs, grad) for name, build, inputs, grad in OPS] + [
     Row("rfft_of_complex", "fetch = {'y': tf.signal.rfft(tf.complex(tf.ones([4]), tf.ones([4])))}\n"),
 ]
-register("signal", ROWS)
 
-
-@pytest.fixture(scope="module")
-def results():
-    return run_batch("signal")
-
-
-@pytest.mark.parametrize("name", [row.name for row in ROWS])
-def test_tftk_agrees_with_tensorflow(results, name):
-    expected, got = results
-    compare(row_result(got, name), row_result(expected, name))
+results, test_tftk_agrees_with_tensorflow = table_tests("signal", ROWS)

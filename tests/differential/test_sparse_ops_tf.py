@@ -1,10 +1,8 @@
 """tf.sparse.* / tf.sparse_* ops against real TensorFlow: indices, values, shapes and value gradients."""
 
 import numpy as np
-import pytest
 
-from tests.differential.op_tables import Row, register, row_result, run_batch
-from tests.differential.table import compare
+from tests.differential.op_tables import Row, table_tests
 
 A = {"ai": np.array([[0, 1], [1, 0], [2, 3], [0, 3]], np.int64), "av": np.array([1.5, -2.0, 3.0, 0.5]),
      "bi": np.array([[0, 1], [2, 2], [1, 0]], np.int64), "bv": np.array([4.0, 5.0, 2.0]),
@@ -62,15 +60,5 @@ OPS = [
 ROWS = [Row(name, SNIPPET.format(expr=expr, grad=grad), A) for name, expr, grad in OPS] + [
     Row("to_dense_unsorted_fails",
         "fetch = {'y': tf.sparse.to_dense(tf.SparseTensor([[1, 0], [0, 0]], [1.0, 2.0], [2, 2]))}\n")]
-register("sparse", ROWS)
 
-
-@pytest.fixture(scope="module")
-def results():
-    return run_batch('sparse')
-
-
-@pytest.mark.parametrize("name", [row.name for row in ROWS])
-def test_tftk_agrees_with_tensorflow(results, name):
-    expected, got = results
-    compare(row_result(got, name), row_result(expected, name))
+results, test_tftk_agrees_with_tensorflow = table_tests("sparse", ROWS)

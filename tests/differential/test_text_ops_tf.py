@@ -1,10 +1,8 @@
 """tf.strings.* and the TF1 string ops (string_split, regex_replace, string_to_number, ...) against real TF."""
 
 import numpy as np
-import pytest
 
-from tests.differential.op_tables import Row, register, row_result, run_batch
-from tests.differential.table import compare
+from tests.differential.op_tables import Row, table_tests
 
 WORDS = np.array([b"  Hello World ", b"tf.data, tf.train", b"", b"\xc3\xa9t\xc3\xa9 ok"], dtype="S")
 NUMBERS = np.array([b"3.25", b" -1e3", b"7", b"0.5"], dtype="S")
@@ -50,15 +48,5 @@ ROWS = [Row(k, BODY.format(expr=v), {"s": WORDS, "n": NUMBERS}) for k, v in EXPR
     Row("to_number_bad", "fetch = {'y': tf.strings.to_number(tf.constant(['1', 'x']))}\n"),
     Row("format_count_mismatch", "fetch = {'y': tf.strings.format('{} {}', [tf.constant(1)])}\n"),
 ]
-register("text", ROWS)
 
-
-@pytest.fixture(scope="module")
-def results():
-    return run_batch("text")
-
-
-@pytest.mark.parametrize("name", [row.name for row in ROWS])
-def test_tftk_agrees_with_tensorflow(results, name):
-    expected, got = results
-    compare(row_result(got, name), row_result(expected, name))
+results, test_tftk_agrees_with_tensorflow = table_tests("text", ROWS)
