@@ -31,7 +31,7 @@ from tftk.ops.gather_ops import gather, gather_nd, where
 from tftk.ops.sequence_ops import (invert_permutation, lin_space, linspace, one_hot, range,  # noqa: A004
                                    sequence_mask, unique)
 from tftk.ops.slicing_ops import boolean_mask, slice, strided_slice  # noqa: A004
-from tftk.ops.tile_pad_ops import broadcast_to, meshgrid, pad, reverse, reverse_v2, tile
+from tftk.ops.tile_pad_ops import broadcast_to, meshgrid, pad, reverse, reverse_v2, roll, tile
 from tftk.ops.segment_ops import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,
                                   sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum,
                                   unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
@@ -118,8 +118,8 @@ from tftk.platform import flags  # noqa: E402
 from tftk.platform import tf_logging as logging  # noqa: E402
 
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
-from tftk.api import (contrib, image, initializers, layers, linalg, losses, math, nn,  # noqa: E402
-                      random, signal, sparse, strings)
+from tftk.api import (contrib, image, initializers, layers, linalg, losses, manip, math,  # noqa: E402
+                      nn, random, signal, sparse, spectral, strings)
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",

@@ -39,6 +39,12 @@ OPS = [
     ("stft_fft_length_pad_end", "tf.signal.stft(x, 6, 3, fft_length=16, pad_end=True)", {"x": vec(31)}, True),
     ("stft_f32", "tf.signal.stft(x, 16, 8, window_fn=tf.signal.hamming_window)", {"x": vec(1, 64, dtype=np.float32)},
      True),
+    ("spectral_rfft_irfft", "tf.spectral.irfft(tf.spectral.rfft(x) * tf.spectral.fft(tf.complex(x, x)))",
+     {"x": vec(2, 6)}, True),
+    ("manip_roll", "tf.manip.roll(x, [2, -1], [1, 0])", {"x": vec(3, 5)}, True),
+    ("roll_negative_axis", "tf.roll(x, 3, -1)", {"x": vec(2, 4)}, True),
+    ("manip_aliases", "tf.manip.tile(tf.manip.reverse(tf.manip.reshape(x, [3, 2]), [0]), [1, 2])",
+     {"x": vec(6)}, True),
     ("inverse_stft", "tf.signal.inverse_stft(tf.signal.stft(x, 8, 2), 8, 2, "
                      "window_fn=tf.signal.inverse_stft_window_fn(2))", {"x": vec(2, 30)}, True),
 ]

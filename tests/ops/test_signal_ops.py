@@ -28,6 +28,7 @@ GRADIENT_CASES = [
     GradientCase("RFFT_cropped", lambda x: parts(tf.signal.rfft(x, [5])), [arr(2, 7)]),
     GradientCase("IRFFT", lambda x, y: tf.signal.irfft(tf.complex(x, y)), [arr(2, 5), arr(2, 5)]),
     GradientCase("IRFFT_odd", lambda x, y: tf.signal.irfft(tf.complex(x, y), [7]), [arr(2, 4), arr(2, 4)]),
+    GradientCase("Roll", lambda x: tf.roll(x, [1, -2], [0, 1]), [arr(3, 4)]),
     GradientCase("stft", lambda x: parts(tf.signal.stft(x, 6, 3)), [arr(2, 15)]),
     GradientCase("frame_overlap_and_add", lambda x: tf.signal.overlap_and_add(tf.signal.frame(x, 4, 2, axis=0), 3),
                  [arr(9)]),

@@ -1,4 +1,4 @@
-"""Ops that repeat, pad, mirror or broadcast a tensor: tile, pad, reverse, broadcast_to, meshgrid."""
+"""Ops that repeat, pad, mirror, roll or broadcast a tensor: tile, pad, reverse, roll, broadcast_to, meshgrid."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tftk.ops import array_ops, math_ops
 from tftk.ops.constant_value import constant_value, static_axis, static_ints
 from tftk.ops.op_builder import make_op
 
-__all__ = ["tile", "pad", "reverse", "reverse_v2", "broadcast_to", "meshgrid"]
+__all__ = ["tile", "pad", "reverse", "reverse_v2", "roll", "broadcast_to", "meshgrid"]
 
 
 
@@ -177,6 +177,37 @@ def reverse_v2(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
 
 
 reverse = reverse_v2
+
+
+def _bind_roll(op, ctx):
+    def kernel(x, shift, axis):
+        shifts, axes = np.atleast_1d(shift).tolist(), np.atleast_1d(axis).tolist()
+        if len(shifts) != len(axes):
+            raise ValueError(f"roll: shift {shifts} and axis {axes} must have the same length")
+        for a in axes:
+            if not -x.ndim <= a < x.ndim:
+                raise ValueError(f"roll: axis {a} is out of range for an input of rank {x.ndim}")
+        return np.roll(x, shifts, axes)
+    return kernel
+
+
+registry.register_op("Roll", _bind_roll)
+
+
+@registry.register_gradient("Roll")
+def _roll_grad(op, grad):
+    x, shift, axis = op.inputs
+    return [roll(grad, math_ops.negative(shift), axis), None, None]
+
+
+def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor:
+    """Elements shifted `shift` places along `axis` (several axes: one shift each), wrapping around."""
+    x = convert_to_tensor(input)
+    s = convert_to_tensor(shift)
+    a = convert_to_tensor(axis)
+    if not s.dtype.is_integer or not a.dtype.is_integer:
+        raise TypeError(f"Roll: shift and axis must be integers, got {s.dtype.name} and {a.dtype.name}")
+    return make_op("Roll", [x, s, a], x.dtype, x.shape, name)
 
 
 
