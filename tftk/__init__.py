@@ -38,8 +38,9 @@ from tftk.ops.segment_ops import (segment_max, segment_mean, segment_min, segmen
                                   unsorted_segment_prod, unsorted_segment_sqrt_n, unsorted_segment_sum)
 from tftk.ops.scatter_ops import (dynamic_partition, dynamic_stitch, scatter_nd, tensor_scatter_add,
                                   tensor_scatter_sub, tensor_scatter_update)
-from tftk.ops.special_math_ops import (betainc, digamma, erfc, igamma, igammac, lbeta, lgamma,
-                                       polygamma, zeta)
+from tftk.ops.special_math_ops import (acosh, asinh, atanh, betainc, digamma, erfc, igamma, igammac,
+                                       lbeta, lgamma, polygamma, zeta)
+from tftk.ops.safe_math_ops import divide_no_nan as div_no_nan
 from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_by_norm,
                                clip_by_value, global_norm)
 from tftk.ops.constant_op import constant, placeholder, placeholder_with_default

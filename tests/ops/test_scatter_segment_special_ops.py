@@ -43,6 +43,11 @@ GRADIENT_CASES = [
                  lambda x: tf.unsorted_segment_mean(x, USEG, 3) + tf.unsorted_segment_sqrt_n(x, USEG, 3), [arr(5, 2)]),
     GradientCase("sparse_segment_mean", lambda x: tf.reshape(tf.sparse_segment_mean(x, [0, 3, 3], [0, 0, 1]), [2, 2]),
                  [arr(4, 2)]),
+    GradientCase("Acosh", lambda x: tf.acosh(x), [arr(4, lo=1.2, hi=4.0)]),
+    GradientCase("Asinh", lambda x: tf.asinh(x), [arr(4, lo=-3.0, hi=3.0)]),
+    GradientCase("Atanh", lambda x: tf.atanh(x), [arr(4, lo=-0.8, hi=0.8)]),
+    GradientCase("divide_no_nan", lambda x: tf.div_no_nan(x, tf.constant([0.0, 2.0, -1.0], tf.float64)) +
+                 tf.math.reciprocal_no_nan(x), [arr(3, lo=0.5, hi=2.0)]),
     GradientCase("Lgamma", lambda x: tf.lgamma(x), [arr(5, lo=0.2, hi=6.0)]),
     GradientCase("Digamma", lambda x: tf.digamma(x), [arr(5, lo=0.2, hi=6.0)]),
     GradientCase("Polygamma", lambda x: tf.polygamma(tf.constant([1.0, 2.0, 3.0], tf.float64), x),

@@ -18,14 +18,15 @@ import numpy as np
 
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, gather_ops, math_ops
 from tftk.ops.einsum_ops import einsum
 from tftk.ops.matrix_ops import eye
 from tftk.ops.nn_ops import avg_pool, batch_normalization, conv1d, conv2d, max_pool, moments
 from tftk.ops.op_builder import make_op
 
 __all__ = ["convolution", "pool", "atrous_conv2d", "depthwise_conv2d", "depthwise_conv2d_native",
-           "separable_conv2d", "conv3d", "fused_batch_norm", "weighted_moments"]
+           "separable_conv2d", "conv3d", "fused_batch_norm", "weighted_moments", "sufficient_statistics",
+           "normalize_moments", "swish", "max_pool1d", "avg_pool1d", "max_pool2d", "avg_pool2d"]
 
 
 def _spatial(values: Any, n: int, default: int, what: str) -> list[int]:
@@ -297,3 +298,50 @@ def weighted_moments(x: Any, axes: Sequence[int], frequency_weights: Any, name: 
         if not keep:
             mean, variance = array_ops.squeeze(mean, axes), array_ops.squeeze(variance, axes)
         return mean, variance
+
+
+def sufficient_statistics(x: Any, axes: Sequence[int], shift: Any = None, keep_dims: bool | None = None,
+                          name: str | None = None, keepdims: bool | None = None) -> tuple:
+    """(count, sum of x - shift, sum of squares of x - shift, shift) over `axes`, for normalize_moments."""
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    with name_scope(name, "sufficient_statistics", [x, shift]):
+        t = convert_to_tensor(x)
+        dims = array_ops.shape(t)
+        count = math_ops.cast(math_ops.reduce_prod(gather_ops.gather(dims, list(axes))), t.dtype)
+        centred = t if shift is None else math_ops.subtract(t, shift)
+        mean_ss = math_ops.reduce_sum(centred, axes, keepdims=keep)
+        var_ss = math_ops.reduce_sum(math_ops.square(centred), axes, keepdims=keep)
+        return count, mean_ss, var_ss, (None if shift is None else convert_to_tensor(shift, dtype=t.dtype))
+
+
+def normalize_moments(counts: Any, mean_ss: Any, variance_ss: Any, shift: Any, name: str | None = None) -> tuple:
+    """(mean, variance) from sufficient statistics."""
+    with name_scope(name, "normalize", [counts, mean_ss, variance_ss, shift]):
+        divisor = math_ops.reciprocal(convert_to_tensor(counts))
+        shifted_mean = math_ops.multiply(mean_ss, divisor)
+        mean = shifted_mean if shift is None else math_ops.add(shifted_mean, shift)
+        variance = math_ops.subtract(math_ops.multiply(variance_ss, divisor), math_ops.square(shifted_mean))
+        return mean, variance
+
+
+def swish(features: Any, beta: float = 1.0, name: str | None = None) -> Tensor:
+    """x * sigmoid(beta * x) (also tf.nn.silu)."""
+    with name_scope(name, "swish", [features]):
+        x = convert_to_tensor(features)
+        return math_ops.multiply(x, math_ops.sigmoid(math_ops.multiply(x, beta)))
+
+
+def _pool_nd(pooling_type: str, n: int):
+    def pool_fn(input: Any, ksize: Any, strides: Any, padding: str, data_format: str | None = None,  # noqa: A002
+                name: str | None = None) -> Tensor:
+        return pool(input, _spatial(ksize[1:-1] if len(np.atleast_1d(ksize)) == n + 2 else ksize, n, 1, "ksize"),
+                    pooling_type, padding,
+                    strides=_spatial(strides[1:-1] if len(np.atleast_1d(strides)) == n + 2 else strides, n, 1,
+                                     "strides"), name=name)
+    pool_fn.__name__ = f"{pooling_type.lower()}_pool{n}d"
+    pool_fn.__doc__ = f"{n}-D {pooling_type.lower()} pooling (ksize and strides: ints, {n} values or {n + 2})."
+    return pool_fn
+
+
+max_pool1d, avg_pool1d = _pool_nd("MAX", 1), _pool_nd("AVG", 1)
+max_pool2d, avg_pool2d = _pool_nd("MAX", 2), _pool_nd("AVG", 2)

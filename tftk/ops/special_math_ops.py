@@ -1,4 +1,4 @@
-"""Special functions: lgamma, digamma, polygamma, zeta, erfc, igamma/igammac, betainc, lbeta, xlogy, xdivy.
+"""Special functions: acosh, asinh, atanh, lgamma, digamma, polygamma, zeta, erfc, igamma/igammac, betainc, lbeta, xlogy, xdivy.
 
 numpy has none of these and scipy is not a dependency, so the kernels are written here from the
 classic series and continued fractions (Cephes / Numerical Recipes), accurate to float64 rounding
@@ -18,7 +18,7 @@ from tftk.ops import math_ops
 from tftk.ops.gather_ops import where
 from tftk.ops.op_builder import binary_inputs, broadcast_shape, make_op
 
-__all__ = ["lgamma", "digamma", "polygamma", "zeta", "erfc", "igamma", "igammac", "betainc", "lbeta",
+__all__ = ["acosh", "asinh", "atanh", "lgamma", "digamma", "polygamma", "zeta", "erfc", "igamma", "igammac", "betainc", "lbeta",
            "xlogy", "xdivy"]
 
 
@@ -211,6 +211,8 @@ def _igamma_grad_a(a: float, x: float) -> float:
 
 # ---- ops ---------------------------------------------------------------------------------------------
 
+for _op_type, _ufunc in (("Acosh", np.arccosh), ("Asinh", np.arcsinh), ("Atanh", np.arctanh)):
+    registry.register_op(_op_type, lambda op, ctx, f=_ufunc: f)
 _KERNELS = {"Lgamma": _lgamma, "Digamma": _digamma, "Polygamma": _polygamma, "Zeta": _zeta,
             "Erfc": math.erfc, "Igamma": _igamma, "Igammac": _igammac, "Betainc": _betainc,
             "IgammaGradA": _igamma_grad_a}
@@ -235,6 +237,21 @@ def _make(op_type: str, values: list[Any], name: str | None) -> Tensor:
     for t in tensors[1:]:
         shape = broadcast_shape(shape, t.shape, name or op_type)
     return make_op(op_type, tensors, tensors[0].dtype, shape, name)
+
+
+def acosh(x: Any, name: str | None = None) -> Tensor:
+    """Inverse hyperbolic cosine element-wise (x >= 1)."""
+    return _make("Acosh", [x], name)
+
+
+def asinh(x: Any, name: str | None = None) -> Tensor:
+    """Inverse hyperbolic sine element-wise."""
+    return _make("Asinh", [x], name)
+
+
+def atanh(x: Any, name: str | None = None) -> Tensor:
+    """Inverse hyperbolic tangent element-wise (|x| < 1)."""
+    return _make("Atanh", [x], name)
 
 
 def lgamma(x: Any, name: str | None = None) -> Tensor:
@@ -307,6 +324,24 @@ def xdivy(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def _unbroadcast(grads: list[Any], inputs: list[Tensor]) -> list[Any]:
     return [None if g is None else math_ops.unbroadcast(g, x) for g, x in zip(grads, inputs)]
+
+
+@registry.register_gradient("Acosh")
+def _acosh_grad(op, grad):
+    x = op.inputs[0]
+    return [math_ops.realdiv(grad, math_ops.sqrt(math_ops.subtract(math_ops.square(x), 1.0)))]
+
+
+@registry.register_gradient("Asinh")
+def _asinh_grad(op, grad):
+    x = op.inputs[0]
+    return [math_ops.realdiv(grad, math_ops.sqrt(math_ops.add(math_ops.square(x), 1.0)))]
+
+
+@registry.register_gradient("Atanh")
+def _atanh_grad(op, grad):
+    x = op.inputs[0]
+    return [math_ops.realdiv(grad, math_ops.subtract(1.0, math_ops.square(x)))]
 
 
 @registry.register_gradient("Lgamma")
