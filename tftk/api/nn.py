@@ -12,11 +12,21 @@ from tftk.ops.nn_ops import (avg_pool, batch_normalization, bias_add, conv1d, co
                              relu6, relu_layer, selu, sigmoid, softmax, softplus, softsign, tanh, top_k,
                              xw_plus_b)
 
+from tftk.ops.nn_conv_ops import (atrous_conv2d, avg_pool1d, avg_pool2d, conv3d, convolution,
+                                  depthwise_conv2d, depthwise_conv2d_native, fused_batch_norm, max_pool1d,
+                                  max_pool2d, normalize_moments, pool, separable_conv2d,
+                                  sufficient_statistics, swish, weighted_moments)
+from tftk.ops.nn_conv_ops import swish as silu
+from tftk.ops.safe_math_ops import zero_fraction
+
 from tftk.api import rnn as rnn_cell
 from tftk.ops.rnn import dynamic_rnn, static_rnn
 from tftk.ops.rnn import static_rnn as rnn
 
 __all__ = ["dynamic_rnn", "static_rnn", "rnn", "rnn_cell",
+    "atrous_conv2d", "conv3d", "convolution", "depthwise_conv2d", "depthwise_conv2d_native",
+    "fused_batch_norm", "pool", "separable_conv2d", "weighted_moments", "avg_pool1d", "avg_pool2d", "max_pool1d",
+    "max_pool2d", "normalize_moments", "silu", "sufficient_statistics", "swish", "zero_fraction",
     "avg_pool", "batch_normalization", "bias_add", "conv1d", "conv2d", "conv2d_transpose", "crelu",
     "dropout", "elu", "embedding_lookup", "in_top_k", "l2_loss", "l2_normalize", "leaky_relu",
     "local_response_normalization", "log_softmax", "log_uniform_candidate_sampler", "lrn", "max_pool",

@@ -314,7 +314,7 @@ logical_not = _unary("LogicalNot", np.logical_not, dtypes.bool)
 is_finite = _unary("IsFinite", np.isfinite, dtypes.bool)
 is_nan = _unary("IsNan", np.isnan, dtypes.bool)
 is_inf = _unary("IsInf", np.isinf, dtypes.bool)
-registry.not_differentiable("Sign", "Floor", "Ceil", "Round", "LogicalNot", "IsFinite", "IsNan", "IsInf")
+registry.not_differentiable("Floor", "Ceil", "Round", "LogicalNot", "IsFinite", "IsNan", "IsInf")
 
 
 def _fused_grad(op_type: str, fn: Callable) -> Callable:
@@ -364,12 +364,18 @@ def _reciprocal_grad_grad(op, grad):
     return [multiply(grad, multiply(-2.0, multiply(g, y))), reciprocal_grad(y, grad)]
 
 
+def _zeros_like(x: Tensor) -> Tensor:
+    from tftk.ops.array_ops import zeros_like  # array_ops sits beside math_ops; imported on use
+    return zeros_like(x)
+
+
 def _unary_gradient(op_type: str, rule: Callable[[Tensor, Tensor, Tensor], Tensor]) -> None:
     """Register `rule(x, y, grad) -> dx` for a one-input op."""
     registry.register_gradient(op_type)(lambda op, grad: [rule(op.inputs[0], op.outputs[0], grad)])
 
 
 _unary_gradient("Neg", lambda x, y, g: negative(g))
+_unary_gradient("Sign", lambda x, y, g: _zeros_like(x))  # TF: a zero gradient, not None
 _unary_gradient("Abs", lambda x, y, g: multiply(g, sign(x)))
 _unary_gradient("Square", lambda x, y, g: multiply(g, multiply(2.0 if x.dtype.is_floating else 2, x)))
 _unary_gradient("Sqrt", lambda x, y, g: sqrt_grad(y, g))

@@ -8,7 +8,7 @@ every iteration, and the gradient op walks them backwards through the body's gra
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -18,10 +18,25 @@ from tftk.framework.indexed_slices import IndexedSlices
 from tftk.ops.indexed_slices_ops import densify
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph, name_scope
 from tftk.framework.tensor_shape import TensorShape, as_shape
+from tftk.kernels.scatter import scatter_into_zeros
 from tftk.ops.constant_op import placeholder
 from tftk.ops.op_builder import make_multi_op, make_op
 
 __all__ = ["while_loop", "scan", "map_fn", "foldl", "foldr"]
+
+
+# ---- loop variables -----------------------------------------------------------------------------
+
+def _flatten(structure: Any) -> list:
+    """The leaves of nested loop variables; a TensorArray travels through a loop as its flow tensor."""
+    return [leaf.flow if hasattr(leaf, "_with_flow") else leaf for leaf in nest.flatten(structure)]
+
+
+def _pack(structure: Any, leaves: Sequence) -> Any:
+    """`structure` rebuilt from loop leaves, each TensorArray from its new flow tensor."""
+    templates = nest.flatten(structure)
+    return nest.pack_sequence_as(structure, [t._with_flow(v) if hasattr(t, "_with_flow") else v
+                                             for t, v in zip(templates, leaves)])
 
 
 # ---- tracing --------------------------------------------------------------------------------
@@ -31,9 +46,9 @@ def _trace(outer, name: str, fn: Callable, structure: Any, specs: list[tuple]) -
     graph = FuncGraph(outer, name)
     with graph.as_default():
         graph.inputs = [placeholder(dt, shape, name=f"loop_var_{i}") for i, (dt, shape) in enumerate(specs)]
-        result = fn(*nest.pack_sequence_as(structure, graph.inputs))
+        result = fn(*_pack(structure, graph.inputs))
         graph.structured_outputs = result
-        graph.outputs = [convert_to_tensor(t) for t in nest.flatten(result)]
+        graph.outputs = [convert_to_tensor(t) for t in _flatten(result)]
     return graph
 
 
@@ -50,9 +65,9 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         raise TypeError("while_loop: cond and body must be callable")
     single = not isinstance(loop_vars, (list, tuple, dict))
     structure = [loop_vars] if single else loop_vars
-    with name_scope(name, "while", nest.flatten(structure)):
-        init = [convert_to_tensor(v) for v in nest.flatten(structure)]
-        invariants = nest.flatten(shape_invariants) if shape_invariants is not None else [t.shape for t in init]
+    with name_scope(name, "while", _flatten(structure)):
+        init = [convert_to_tensor(v) for v in _flatten(structure)]
+        invariants = _flatten(shape_invariants) if shape_invariants is not None else [t.shape for t in init]
         if len(invariants) != len(init):
             raise ValueError("shape_invariants must have the same structure as loop_vars")
         specs = [(t.dtype, as_shape(s)) for t, s in zip(init, invariants)]
@@ -68,7 +83,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         result = _while_op(outer, init, specs, cond_graph, body_graph, 0, maximum_iterations)
     if not return_same_structure and len(result) == 1:  # TF1 unwraps a single loop variable
         return result[0]
-    return nest.pack_sequence_as(structure, result)
+    return _pack(structure, result)
 
 
 def _check_body(init: list[Tensor], specs: list[tuple], body_graph: FuncGraph, single: bool) -> None:
@@ -212,11 +227,7 @@ def _bind_index_row(op, ctx):
 
 
 def _bind_index_row_grad(op, ctx):
-    def kernel(x, i, g):
-        out = np.zeros_like(x)
-        out[int(i)] = g
-        return out
-    return kernel
+    return lambda x, i, g: scatter_into_zeros(x.shape, g, int(i))
 
 
 registry.register_op("IndexRow", _bind_index_row)
@@ -240,7 +251,7 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
          reverse: bool = False, name: str | None = None) -> Any:
     """Accumulate `acc = fn(acc, elems[i])` over the first dimension, stacking every `acc`."""
     from tftk.ops.math_ops import add, less, subtract
-    elems_flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
+    elems_flat = [convert_to_tensor(e) for e in _flatten(elems)]
     with name_scope(name, "scan", elems_flat):
         first_dim = elems_flat[0].shape.as_tuple()[0] if elems_flat[0].shape.ndims else None
         from tftk.ops.array_ops import shape
@@ -253,7 +264,7 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
         else:
             init_index = 0
             acc_structure = initializer
-            initial = [convert_to_tensor(a) for a in nest.flatten(initializer)]
+            initial = [convert_to_tensor(a) for a in _flatten(initializer)]
         n_acc = len(initial)
         counter = convert_to_tensor(init_index)
         outer = get_default_graph()
@@ -266,8 +277,8 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
         def body_fn(i, *acc):
             index = subtract(subtract(length, 1), i) if reverse else i
             x = [_row(e, index) for e in elems_flat]
-            new = fn(nest.pack_sequence_as(acc_structure, list(acc)), nest.pack_sequence_as(elems, x))
-            new_flat = [convert_to_tensor(t) for t in nest.flatten(new)]
+            new = fn(_pack(acc_structure, list(acc)), _pack(elems, x))
+            new_flat = [convert_to_tensor(t) for t in _flatten(new)]
             return [add(i, 1)] + new_flat + new_flat  # loop vars, then per-step outputs
 
         cond_graph = _trace(outer, "cond", cond_fn, loop_structure, specs)
@@ -283,19 +294,19 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
             stacked = [concat([expand_dims(s0, 0), s], 0) for s0, s in zip(initial, stacked)]
         if reverse:
             stacked = [s[::-1] for s in stacked]
-        return nest.pack_sequence_as(acc_structure, stacked)
+        return _pack(acc_structure, stacked)
 
 
 def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: int = 10,
            back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True,
            name: str | None = None) -> Any:
     """Stack `fn(elems[i])` over the first dimension."""
-    elems_flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
+    elems_flat = [convert_to_tensor(e) for e in _flatten(elems)]
     with name_scope(name, "map", elems_flat):
-        first = fn(nest.pack_sequence_as(elems, [_probe_row(e) for e in elems_flat]))
-        probe_leaves = [convert_to_tensor(t) for t in nest.flatten(first)]
+        first = fn(_pack(elems, [_probe_row(e) for e in elems_flat]))
+        probe_leaves = [convert_to_tensor(t) for t in _flatten(first)]
         from tftk.ops.array_ops import zeros
-        initializer = nest.pack_sequence_as(first, [zeros(t.shape.as_list(), t.dtype) if t.shape.is_fully_defined()
+        initializer = _pack(first, [zeros(t.shape.as_list(), t.dtype) if t.shape.is_fully_defined()
                                     else t for t in probe_leaves])
         return scan(lambda _, x: fn(x), elems, initializer=initializer)
 
@@ -314,11 +325,11 @@ def foldr(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations
           back_prop: bool = True, swap_memory: bool = False, name: str | None = None) -> Any:
     """foldl from the end of `elems`."""
     result = scan(fn, elems, initializer=initializer, reverse=True, name=name or "foldr")
-    return nest.pack_sequence_as(result, [_row(t, convert_to_tensor(0)) for t in nest.flatten(result)])
+    return _pack(result, [_row(t, convert_to_tensor(0)) for t in _flatten(result)])
 
 
 def _last(structure: Any) -> Any:
     from tftk.ops.array_ops import shape
     from tftk.ops.math_ops import subtract
-    leaves = nest.flatten(structure)
-    return nest.pack_sequence_as(structure, [_row(t, subtract(shape(t)[0], 1)) for t in leaves])
+    leaves = _flatten(structure)
+    return _pack(structure, [_row(t, subtract(shape(t)[0], 1)) for t in leaves])

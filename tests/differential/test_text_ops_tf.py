@@ -1,0 +1,52 @@
+"""tf.strings.* and the TF1 string ops (string_split, regex_replace, string_to_number, ...) against real TF."""
+
+import numpy as np
+
+from tests.differential.op_tables import Row, table_tests
+
+WORDS = np.array([b"  Hello World ", b"tf.data, tf.train", b"", b"\xc3\xa9t\xc3\xa9 ok"], dtype="S")
+NUMBERS = np.array([b"3.25", b" -1e3", b"7", b"0.5"], dtype="S")
+
+EXPRS = {
+    "length_bytes": "tf.strings.length(s)",
+    "length_utf8": "tf.strings.length(s, unit='UTF8_CHAR')",
+    "lower": "tf.strings.lower(s)",
+    "upper": "tf.strings.upper(s)",
+    "strip": "tf.strings.strip(s)",
+    "string_strip": "tf.string_strip(s)",
+    "regex_replace_all": "tf.strings.regex_replace(s, '[a-z]+', 'x')",
+    "regex_replace_first_group": "tf.regex_replace(s, r'(\\w+)\\.(\\w+)', r'\\2-\\1', replace_global=False)",
+    "regex_full_match": "tf.strings.regex_full_match(s, '.*tf.*')",
+    "join": "tf.strings.join([s, tf.strings.upper(s)], separator='|')",
+    "reduce_join": "tf.strings.reduce_join(s, separator=',')",
+    "substr": "tf.strings.substr(s, 1, 3)",
+    "to_number_float": "tf.strings.to_number(n)",
+    "to_number_double": "tf.string_to_number(n, out_type=tf.float64)",
+    "to_number_int": "tf.strings.to_number(tf.constant(['12', '-7']), out_type=tf.int32)",
+    "format_scalar_vector": "tf.strings.format('x={} v={}', [tf.constant(3), tf.constant([1, 2, 3])])",
+    "format_long_vector": "tf.strings.format('{}', tf.range(10))",
+    "format_string": "tf.strings.format('[{}]', tf.constant('abc'))",
+    "format_strings_floats": "tf.strings.format('{} {}', [tf.constant(['ab', 'c']), tf.constant([1.5, 2.0])])",
+}
+
+SPLITS = {
+    "string_split": "tf.string_split(s)",
+    "string_split_chars": "tf.string_split(s, delimiter=' ,')",
+    "string_split_keep_empty": "tf.string_split(tf.constant(['a,,b', ',c']), delimiter=',', skip_empty=False)",
+    "strings_split_whitespace": "tf.strings.split(s)",
+    "strings_split_sep": "tf.strings.split(tf.constant(['a,,b', ',c']), sep=',')",
+    # Not here: maxsplit with whitespace splitting, where TF turns 'e' into ['e', ''].
+    "strings_split_maxsplit": "tf.strings.split(tf.constant(['a,b,c', 'e']), sep=',', maxsplit=1)",
+}
+
+BODY = "s, n = tf.constant(inputs['s']), tf.constant(inputs['n'])\nfetch = {{'y': {expr}}}\n"
+SPLIT_BODY = ("s = tf.constant(inputs['s'])\nsp = {expr}\n"
+              "fetch = {{'indices': sp.indices, 'values': sp.values, 'shape': sp.dense_shape}}\n")
+
+ROWS = [Row(k, BODY.format(expr=v), {"s": WORDS, "n": NUMBERS}) for k, v in EXPRS.items()] + \
+    [Row(k, SPLIT_BODY.format(expr=v), {"s": WORDS}) for k, v in SPLITS.items()] + [
+    Row("to_number_bad", "fetch = {'y': tf.strings.to_number(tf.constant(['1', 'x']))}\n"),
+    Row("format_count_mismatch", "fetch = {'y': tf.strings.format('{} {}', [tf.constant(1)])}\n"),
+]
+
+results, test_tftk_agrees_with_tensorflow = table_tests("text", ROWS)

@@ -1,0 +1,8 @@
+"""The `tf.signal` namespace."""
+
+from tftk.ops.signal_ops import (frame, hamming_window, hann_window, inverse_stft, inverse_stft_window_fn,
+                                 overlap_and_add, stft)
+from tftk.ops.spectral_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d, irfft, rfft
+
+__all__ = ["fft", "fft2d", "fft3d", "frame", "hamming_window", "hann_window", "ifft", "ifft2d", "ifft3d",
+           "inverse_stft", "inverse_stft_window_fn", "irfft", "overlap_and_add", "rfft", "stft"]
