@@ -10,7 +10,7 @@ import numpy as np
 from tftk.framework import registry
 from tftk.framework.indexed_slices import IndexedSlices
 from tftk.framework.ops import Tensor, register_tensor_conversion_function
-from tftk.ops.array_ops_ext import gather
+from tftk.ops.gather_ops import gather
 from tftk.ops.op_builder import make_op
 
 __all__ = ["densify"]

@@ -16,8 +16,9 @@ from tftk.framework import registry
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
-from tftk.ops.array_ops_ext import slice as slice_
-from tftk.ops.array_ops_ext import unstack, where
+from tftk.ops.slicing_ops import slice as slice_
+from tftk.ops.array_ops import unstack
+from tftk.ops.gather_ops import where
 from tftk.ops.init_ops import zeros_initializer
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.ops.rnn_cell import LSTMStateTuple, RNNCell, _input_depth, zero_rows

@@ -16,8 +16,8 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import GraphKeys, Tensor, add_to_collections, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, array_ops_ext, math_ops, state_ops
-from tftk.ops.math_ops_ext import matrix_diag_part
+from tftk.ops import array_ops, gather_ops, math_ops, state_ops
+from tftk.ops.matrix_ops import matrix_diag_part
 from tftk.ops.op_builder import make_op
 from tftk.ops.variable_scope import variable_scope
 from tftk.ops.variables import Variable
@@ -38,8 +38,8 @@ def metric_variable(shape: Any, dtype: Any, validate_shape: bool = True, name: s
 def _safe_div(numerator: Tensor, denominator: Tensor, name: str | None = None) -> Tensor:
     """numerator / denominator, 0 where the denominator is 0."""
     positive = math_ops.greater(denominator, 0)
-    safe = array_ops_ext.where(positive, denominator, array_ops.ones_like(denominator))
-    return array_ops_ext.where(positive, math_ops.truediv(numerator, safe), array_ops.zeros_like(numerator),
+    safe = gather_ops.where(positive, denominator, array_ops.ones_like(denominator))
+    return gather_ops.where(positive, math_ops.truediv(numerator, safe), array_ops.zeros_like(numerator),
                                name=name)
 
 
@@ -320,7 +320,7 @@ def mean_iou(labels: Any, predictions: Any, num_classes: int, weights: Any = Non
             diag = math_ops.cast(matrix_diag_part(cm), dtypes.float32)
             denominator = math_ops.subtract(math_ops.add(sum_over_row, sum_over_col), diag)
             valid = math_ops.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0), dtypes.float32))
-            denominator = array_ops_ext.where(math_ops.greater(denominator, 0), denominator,
+            denominator = gather_ops.where(math_ops.greater(denominator, 0), denominator,
                                               array_ops.ones_like(denominator))
             iou = math_ops.truediv(diag, denominator)
             return _safe_div(math_ops.reduce_sum(iou), valid, op_name)
