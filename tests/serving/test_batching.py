@@ -164,4 +164,6 @@ def test_server_batches_concurrent_rest_and_grpc_requests(serve, mlp_run, tmp_pa
     batches = int(re.search(r'tftk_serving_batch_size_count\{model="default"\} (\d+)', metrics).group(1))
     examples = float(re.search(r'tftk_serving_batch_size_sum\{model="default"\} (\S+)', metrics).group(1))
     assert examples == 48, metrics  # the 16-row request, then 32 one-row ones ...
-    assert batches <= 1 + 16, metrics  # ... in batches of two or more on average
+    # ... of which some ran together: how many share a batch depends on the scheduler (a batch
+    # closes early once no admitted request is on its way), so only "some" is asserted here
+    assert batches < 1 + 32, metrics
