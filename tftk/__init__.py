@@ -10,7 +10,8 @@ from tftk.framework import dtypes as _dtypes_module
 from tftk.framework.device import DeviceSpec
 from tftk.framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double,  # noqa: A004
                                    float16, float32, float64, half, int8, int16, int32, int64,
-                                   qint8, qint16, qint32, quint8, quint16, string, uint8, uint16)
+                                   qint8, qint16, qint32, quint8, quint16, string, uint8, uint16,
+                                   uint32, uint64)
 from tftk.framework.errors import OpError
 from tftk.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tftk.framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,
@@ -89,6 +90,14 @@ from tftk.compat.legacy import (audio_summary, batch_matmul, concat, concat_v2, 
 from tftk.debug import add_check_numerics_ops, check_numerics  # noqa: E402
 from tftk.platform import app, gfile  # noqa: E402
 from tftk.platform import flags  # noqa: E402
+from tftk.platform import version  # noqa: E402
+from tftk.platform.version import COMPILER_VERSION, GIT_VERSION, VERSION  # noqa: E402
+from tftk.compat.behavior import (control_flow_v2_enabled, disable_control_flow_v2,  # noqa: E402
+                                  disable_eager_execution, disable_resource_variables,
+                                  disable_tensor_equality, disable_v2_behavior,
+                                  disable_v2_tensorshape, executing_eagerly,
+                                  resource_variables_enabled)
+from tftk.framework.tensor_shape import dimension_at_index, dimension_value  # noqa: E402
 from tftk.platform import tf_logging as logging  # noqa: E402
 
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
