@@ -41,6 +41,7 @@ from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue, QueueBase,
 from tftk.ops.io_ops import (FixedLengthRecordReader, TextLineReader, TFRecordReader, WholeFileReader,
                              decode_csv, decode_raw)
 from tftk.ops.gradients_impl import AggregationMethod, gradients
+from tftk.ops.file_ops import matching_files, read_file, write_file
 from tftk.ops.init_ops import (constant_initializer, glorot_normal_initializer,
                                glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
                                random_normal_initializer, random_uniform_initializer,
