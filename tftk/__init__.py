@@ -26,13 +26,21 @@ from tftk.client.config import ConfigProto, GPUOptions, GraphOptions, OptimizerO
 from tftk.client.session import InteractiveSession, Session
 from tftk.ops import tensor_operators as _tensor_operators  # noqa: F401 - installs + - * ... on Tensor
 from tftk.ops.array_ops import (expand_dims, fill, identity, ones, ones_like, rank, reshape,
-                                shape, size, squeeze, stack, stop_gradient, transpose, zeros,
-                                zeros_like)
-from tftk.ops.array_ops_ext import (boolean_mask, broadcast_to, gather, gather_nd,
-                                    invert_permutation, lin_space, linspace, meshgrid, one_hot,
-                                    pad, range, reverse, reverse_v2, sequence_mask, shape_n, slice, strided_slice, tile,
-                                    unique, unstack, where)
-from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
+                                shape, shape_n, size, squeeze, stack, stop_gradient, transpose,
+                                unstack, zeros, zeros_like)
+from tftk.ops.gather_ops import gather, gather_nd, where
+from tftk.ops.sequence_ops import (invert_permutation, lin_space, linspace, one_hot, range,  # noqa: A004
+                                   sequence_mask, unique)
+from tftk.ops.slicing_ops import boolean_mask, slice, strided_slice  # noqa: A004
+from tftk.ops.tile_pad_ops import broadcast_to, meshgrid, pad, reverse, reverse_v2, tile
+from tftk.ops.segment_ops import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,
+                                  sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum,
+                                  unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
+                                  unsorted_segment_prod, unsorted_segment_sqrt_n, unsorted_segment_sum)
+from tftk.ops.scatter_ops import (dynamic_partition, dynamic_stitch, scatter_nd, tensor_scatter_add,
+                                  tensor_scatter_sub, tensor_scatter_update)
+from tftk.ops.special_math_ops import (betainc, digamma, erfc, igamma, igammac, lbeta, lgamma,
+                                       polygamma, zeta)
 from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_by_norm,
                                clip_by_value, global_norm)
 from tftk.ops.constant_op import constant, placeholder, placeholder_with_default
@@ -47,7 +55,7 @@ from tftk.ops.init_ops import (constant_initializer, glorot_normal_initializer,
                                random_normal_initializer, random_uniform_initializer,
                                truncated_normal_initializer, uniform_unit_scaling_initializer,
                                variance_scaling_initializer, zeros_initializer)
-from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, cast, ceil, cos, cosh,  # noqa: A004
+from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, cast, ceil, cos, cosh,  # noqa: A004
                                count_nonzero, div, divide, equal, erf, exp, expm1, floor, floordiv,
                                floor_div, floormod, greater, greater_equal, is_finite, is_inf,
                                is_nan, less, less_equal, log, log1p, logical_and, logical_not,
@@ -58,20 +66,36 @@ from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, cast, ceil, co
                                sigmoid, sign, sin, sinh, sqrt, square, squared_difference,
                                subtract, tan, tanh, to_double, to_float, to_int32, to_int64,
                                truediv)
-from tftk.ops.math_ops_ext import (argmax, argmin, bincount, complex, cumprod, cumsum,  # noqa: A004
-                                   dequantize, fft, ifft, imag, matrix_diag_part, norm, quantize,
-                                   real, tensordot, trace)
-from tftk.ops.random_ops import (multinomial, random_gamma, random_normal, random_shuffle,
-                                 random_uniform, set_random_seed, truncated_normal)
+from tftk.ops.linalg_ops import (cholesky, cholesky_solve, matrix_determinant, matrix_inverse,
+                                 matrix_solve, matrix_solve_ls, matrix_triangular_solve, norm, qr,
+                                 self_adjoint_eig, self_adjoint_eigvals, svd)
+from tftk.ops.einsum_ops import cross, einsum, tensordot
+from tftk.ops.matrix_ops import (diag, diag_part, eye, matrix_band_part, matrix_diag, matrix_diag_part,
+                                 matrix_set_diag, matrix_transpose, trace)
+from tftk.ops.quantize_ops import dequantize, quantize
+from tftk.ops.scan_ops import argmax, argmin, bincount, cumprod, cumsum
+from tftk.ops.spectral_ops import complex, fft, ifft, imag, real  # noqa: A004
+from tftk.ops.random_ops import (multinomial, random_gamma, random_normal, random_poisson,
+                                 random_shuffle, random_uniform, set_random_seed, truncated_normal)
 from tftk.ops.sparse_ops import sparse_placeholder, sparse_tensor_to_dense, sparse_to_dense
+from tftk.ops.sparse_math_ops import (sparse_add, sparse_concat, sparse_fill_empty_rows, sparse_reduce_max,
+                                      sparse_reduce_sum, sparse_reduce_sum_sparse, sparse_reorder,
+                                      sparse_reset_shape, sparse_reshape, sparse_retain, sparse_slice,
+                                      sparse_split, sparse_tensor_dense_matmul, sparse_to_indicator,
+                                      sparse_transpose)
 from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce_join,
                                  string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
                                  string_to_hash_bucket_strong, substr)
-from tftk.ops.state_ops import (assign, assign_add, assign_sub, count_up_to, scatter_add, scatter_sub,
+from tftk.ops.state_ops import (assign, assign_add, assign_sub, batch_scatter_update, count_up_to,
+                                scatter_add, scatter_div, scatter_max, scatter_min, scatter_mul,
+                                scatter_nd_add, scatter_nd_sub, scatter_nd_update, scatter_sub,
                                 scatter_update)
 from tftk.ops.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable,
                                      get_variable_scope, variable_op_scope, variable_scope)
 from tftk.ops.while_loop import foldl, foldr, map_fn, scan, while_loop
+from tftk.ops.tensor_array_ops import TensorArray
+from tftk.ops.custom_gradient import custom_gradient, hessians, identity_n
+from tftk.ops.template import make_template
 from tftk.ops.variables import (Variable, all_variables, assert_variables_initialized,
                                 global_variables, global_variables_initializer,
                                 initialize_all_variables, initialize_local_variables,
@@ -102,7 +126,7 @@ from tftk.framework.tensor_shape import dimension_at_index, dimension_value  # n
 from tftk.platform import tf_logging as logging  # noqa: E402
 
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
-from tftk.api import contrib, image, layers, losses, math, nn, sparse  # noqa: E402
+from tftk.api import contrib, image, initializers, layers, linalg, losses, math, nn, random, sparse  # noqa: E402
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",

@@ -7,8 +7,8 @@ import pytest
 
 import tftk as tf
 from tftk.ops import nn_loss_ops, rnn, rnn_cell
-from tftk.ops.array_ops_ext import unstack
-from tftk.ops.math_ops_ext import argmax
+from tftk.ops.array_ops import unstack
+from tftk.ops.scan_ops import argmax
 from tftk.train.optimizers import AdamOptimizer
 
 B, T, D, H = 3, 4, 2, 5

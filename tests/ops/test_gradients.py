@@ -13,7 +13,9 @@ import pytest
 import tftk as tf
 from tests.gradient_check import GradientCase, check_gradient
 from tftk.framework.indexed_slices import IndexedSlices
-from tftk.ops import array_ops, array_ops_ext as ax, clip_ops, image_ops, math_ops, math_ops_ext as mx
+from tftk.ops import array_ops, clip_ops, einsum_ops, gather_ops, image_ops, linalg_ops, math_ops, matrix_ops
+from tftk.ops import scan_ops
+from tftk.ops import slicing_ops, spectral_ops, tile_pad_ops
 from tftk.ops import segment_ops as seg, sparse_ops
 from tftk.ops.control_flow_ops import cond
 
@@ -119,49 +121,49 @@ GRADIENT_CASES += [
     GradientCase("PlaceholderWithDefault", lambda x: tf.placeholder_with_default(x, [3]) * x, [arr(3)]),
     GradientCase("IndexedSlicesToDense", lambda v: tf.convert_to_tensor(IndexedSlices(
         v, tf.constant([2, 0, 2]), tf.constant([4, 2]))), [arr(3, 2)]),
-    # array_ops_ext
-    GradientCase("Slice_static", lambda x: ax.slice(x, [1, 0], [1, -1]), [arr(3, 4)]),
-    GradientCase("Slice_dynamic", lambda x: fixed(ax.slice(x, tf.placeholder_with_default([1, 1], [2]), [2, 2]),
+    # indexing, slicing, tiling and sequence ops
+    GradientCase("Slice_static", lambda x: slicing_ops.slice(x, [1, 0], [1, -1]), [arr(3, 4)]),
+    GradientCase("Slice_dynamic", lambda x: fixed(slicing_ops.slice(x, tf.placeholder_with_default([1, 1], [2]), [2, 2]),
                                                   [2, 2]), [arr(3, 4)]),
-    GradientCase("strided_slice_masks", lambda x: ax.strided_slice(x, [0, 3], [2, 0], [1, -1], begin_mask=1,
+    GradientCase("strided_slice_masks", lambda x: slicing_ops.strided_slice(x, [0, 3], [2, 0], [1, -1], begin_mask=1,
                                                                    shrink_axis_mask=0), [arr(3, 4)]),
-    GradientCase("Split_num", lambda x: ax.split(x, 2, axis=1)[1] * 3.0, [arr(2, 4)]),
-    GradientCase("Split_sizes", lambda x: array_ops.concat(ax.split(x, [1, -1], 0)[::-1], 0), [arr(3, 2)]),
-    GradientCase("Unpack", lambda x: ax.unstack(x, axis=1)[2], [arr(2, 3)]),
-    GradientCase("GatherV2_axis0_dupes", lambda p: ax.gather(p, [[2, 0], [2, 2]]), [arr(4, 3)]),
-    GradientCase("GatherV2_axis1", lambda p: ax.gather(p, [1, 1, 0], axis=1), [arr(2, 3, 2)]),
-    GradientCase("GatherNd", lambda p: ax.gather_nd(p, [[0, 1], [2, 0], [0, 1]]), [arr(3, 2, 2)]),
-    GradientCase("Tile", lambda x: ax.tile(x, [2, 3]), [arr(2, 2)]),
-    GradientCase("Pad_constant", lambda x: ax.pad(x, [[1, 0], [2, 1]], constant_values=3), [arr(2, 3)]),
-    GradientCase("MirrorPad_reflect", lambda x: ax.pad(x, [[2, 1], [1, 2]], "REFLECT"), [arr(3, 4)]),
-    GradientCase("MirrorPad_symmetric", lambda x: ax.pad(x, [[2, 1], [3, 2]], "SYMMETRIC"), [arr(3, 4)]),
-    GradientCase("ReverseV2", lambda x: ax.reverse(x, [0, -1]), [arr(2, 3)]),
-    GradientCase("Select", lambda a, b: ax.where(tf.constant([[True, False, True], [False, False, True]]), a, b),
+    GradientCase("Split_num", lambda x: array_ops.split(x, 2, axis=1)[1] * 3.0, [arr(2, 4)]),
+    GradientCase("Split_sizes", lambda x: array_ops.concat(array_ops.split(x, [1, -1], 0)[::-1], 0), [arr(3, 2)]),
+    GradientCase("Unpack", lambda x: array_ops.unstack(x, axis=1)[2], [arr(2, 3)]),
+    GradientCase("GatherV2_axis0_dupes", lambda p: gather_ops.gather(p, [[2, 0], [2, 2]]), [arr(4, 3)]),
+    GradientCase("GatherV2_axis1", lambda p: gather_ops.gather(p, [1, 1, 0], axis=1), [arr(2, 3, 2)]),
+    GradientCase("GatherNd", lambda p: gather_ops.gather_nd(p, [[0, 1], [2, 0], [0, 1]]), [arr(3, 2, 2)]),
+    GradientCase("Tile", lambda x: tile_pad_ops.tile(x, [2, 3]), [arr(2, 2)]),
+    GradientCase("Pad_constant", lambda x: tile_pad_ops.pad(x, [[1, 0], [2, 1]], constant_values=3), [arr(2, 3)]),
+    GradientCase("MirrorPad_reflect", lambda x: tile_pad_ops.pad(x, [[2, 1], [1, 2]], "REFLECT"), [arr(3, 4)]),
+    GradientCase("MirrorPad_symmetric", lambda x: tile_pad_ops.pad(x, [[2, 1], [3, 2]], "SYMMETRIC"), [arr(3, 4)]),
+    GradientCase("ReverseV2", lambda x: tile_pad_ops.reverse(x, [0, -1]), [arr(2, 3)]),
+    GradientCase("Select", lambda a, b: gather_ops.where(tf.constant([[True, False, True], [False, False, True]]), a, b),
                  [arr(2, 3), arr(2, 3)]),
-    GradientCase("Select_vector_condition", lambda a, b: ax.where(tf.constant([False, True]), a, b),
+    GradientCase("Select_vector_condition", lambda a, b: gather_ops.where(tf.constant([False, True]), a, b),
                  [arr(2, 3), arr(2, 3)]),
-    GradientCase("BooleanMask", lambda x: ax.boolean_mask(x, tf.constant([True, False, True]), axis=1) *
+    GradientCase("BooleanMask", lambda x: slicing_ops.boolean_mask(x, tf.constant([True, False, True]), axis=1) *
                  tf.constant(np.ones((2, 2))), [arr(2, 3)]),
     GradientCase("SegmentSum", lambda x: seg.segment_sum(x, tf.constant([0, 0, 2, 2])), [arr(4, 2)]),
     GradientCase("SegmentMean", lambda x: seg.segment_mean(x, tf.constant([0, 1, 1, 1])), [arr(4, 2)]),
     GradientCase("UnsortedSegmentSum", lambda x: seg.unsorted_segment_sum(x, tf.constant([2, -1, 0, 2]), 3),
                  [arr(4, 2)]),
-    GradientCase("BroadcastTo", lambda x: ax.broadcast_to(x, [2, 3, 2]), [arr(3, 1)]),
+    GradientCase("BroadcastTo", lambda x: tile_pad_ops.broadcast_to(x, [2, 3, 2]), [arr(3, 1)]),
     GradientCase("SparseToDense", lambda v, d: sparse_ops.sparse_to_dense([[0, 1], [2, 0]], [3, 2], v, d),
                  [arr(2), np.array(0.3)]),
-    # math_ops_ext
-    GradientCase("Cumsum_exclusive_reverse", lambda x: mx.cumsum(x, 1, exclusive=True, reverse=True), [arr(2, 4)]),
-    GradientCase("Cumsum", lambda x: mx.cumsum(x, 0), [arr(3, 2)]),
-    GradientCase("Cumprod", lambda x: mx.cumprod(x, 1), [pos(2, 3)]),
-    GradientCase("Cumprod_exclusive_reverse", lambda x: mx.cumprod(x, 0, exclusive=True, reverse=True), [pos(3, 2)]),
-    GradientCase("MatrixDiagPart_trace", lambda x: mx.trace(x) * 1.0 + mx.matrix_diag_part(x)[..., 0],
+    # scan, matrix, linalg and spectral ops
+    GradientCase("Cumsum_exclusive_reverse", lambda x: scan_ops.cumsum(x, 1, exclusive=True, reverse=True), [arr(2, 4)]),
+    GradientCase("Cumsum", lambda x: scan_ops.cumsum(x, 0), [arr(3, 2)]),
+    GradientCase("Cumprod", lambda x: scan_ops.cumprod(x, 1), [pos(2, 3)]),
+    GradientCase("Cumprod_exclusive_reverse", lambda x: scan_ops.cumprod(x, 0, exclusive=True, reverse=True), [pos(3, 2)]),
+    GradientCase("MatrixDiagPart_trace", lambda x: matrix_ops.trace(x) * 1.0 + matrix_ops.matrix_diag_part(x)[..., 0],
                  [arr(2, 3, 4)]),
-    GradientCase("FFT_Complex_Real_Imag", lambda re, im: mx.real(mx.fft(mx.complex(re, im))) * 0.5
-                 + mx.imag(mx.fft(mx.complex(re, im))), [arr(2, 4), arr(2, 4)]),
-    GradientCase("IFFT", lambda re, im: mx.real(mx.ifft(mx.complex(re, im))) - mx.imag(mx.ifft(mx.complex(re, im))),
+    GradientCase("FFT_Complex_Real_Imag", lambda re, im: spectral_ops.real(spectral_ops.fft(spectral_ops.complex(re, im))) * 0.5
+                 + spectral_ops.imag(spectral_ops.fft(spectral_ops.complex(re, im))), [arr(2, 4), arr(2, 4)]),
+    GradientCase("IFFT", lambda re, im: spectral_ops.real(spectral_ops.ifft(spectral_ops.complex(re, im))) - spectral_ops.imag(spectral_ops.ifft(spectral_ops.complex(re, im))),
                  [arr(3), arr(3)]),
-    GradientCase("tensordot", lambda a, b: mx.tensordot(a, b, [[0, 2], [1, 0]]), [arr(2, 3, 4), arr(4, 2, 5)]),
-    GradientCase("norm", lambda x: mx.norm(x, axis=1), [arr(2, 3)]),
+    GradientCase("tensordot", lambda a, b: einsum_ops.tensordot(a, b, [[0, 2], [1, 0]]), [arr(2, 3, 4), arr(4, 2, 5)]),
+    GradientCase("norm", lambda x: linalg_ops.norm(x, axis=1), [arr(2, 3)]),
     # clip_ops
     GradientCase("clip_by_value", lambda x: clip_ops.clip_by_value(x, -0.5, 0.5),
                  [np.array([-0.9, -0.3, 0.1, 0.7, 0.45])]),
@@ -186,7 +188,7 @@ def test_gradient_matches_finite_differences(case):
 
 def test_gather_gradient_is_indexed_slices_for_axis_0():
     params = tf.constant(np.arange(8.0).reshape(4, 2))
-    grad = tf.gradients(tf.reduce_sum(ax.gather(params, [[3, 1], [3, 0]])), params)[0]
+    grad = tf.gradients(tf.reduce_sum(gather_ops.gather(params, [[3, 1], [3, 0]])), params)[0]
     assert isinstance(grad, IndexedSlices)
     with tf.Session() as sess:
         value = sess.run(grad)

@@ -1,4 +1,4 @@
-"""Forward values of math_ops_ext and clip_ops against float64 references from the definitions."""
+"""Forward values of scan, matrix, linalg, spectral, quantize and clip ops against float64 references."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import tftk as tf
 from tftk.framework import dtypes
-from tftk.ops import clip_ops, math_ops_ext as mx
+from tftk.ops import clip_ops, einsum_ops, linalg_ops, matrix_ops, quantize_ops, scan_ops, spectral_ops
 
 FLOATS = [np.float32, np.float64]
 
@@ -24,9 +24,9 @@ def run(t, feed=None):
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_argmax_argmin_first_on_ties(dtype, axis):
     x = np.array([[3, 1, 3], [0, 5, 5]], dtype)
-    assert mx.argmax(x, axis).dtype == tf.int64
-    np.testing.assert_array_equal(run(mx.argmax(x, axis)), np.argmax(x, axis))
-    np.testing.assert_array_equal(run(mx.argmin(x, axis, output_type=tf.int32)), np.argmin(x, axis))
+    assert scan_ops.argmax(x, axis).dtype == tf.int64
+    np.testing.assert_array_equal(run(scan_ops.argmax(x, axis)), np.argmax(x, axis))
+    np.testing.assert_array_equal(run(scan_ops.argmin(x, axis, output_type=tf.int32)), np.argmin(x, axis))
 
 
 def scan_reference(x, axis, exclusive, reverse, op):
@@ -46,28 +46,28 @@ def scan_reference(x, axis, exclusive, reverse, op):
 @pytest.mark.parametrize("axis", [0, 1])
 def test_cumsum_cumprod(dtype, exclusive, reverse, axis):
     x = np.array([[1.5, 2.0, -1.0], [0.5, 3.0, 2.0]], dtype)
-    np.testing.assert_allclose(run(mx.cumsum(x, axis, exclusive, reverse)),
+    np.testing.assert_allclose(run(scan_ops.cumsum(x, axis, exclusive, reverse)),
                                scan_reference(x, axis, exclusive, reverse, np.add), rtol=1e-6)
-    np.testing.assert_allclose(run(mx.cumprod(x, axis, exclusive, reverse)),
+    np.testing.assert_allclose(run(scan_ops.cumprod(x, axis, exclusive, reverse)),
                                scan_reference(x, axis, exclusive, reverse, np.multiply), rtol=1e-6)
 
 
 def test_trace_fft_tensordot():
     m = np.arange(24.0).reshape(2, 3, 4)
-    np.testing.assert_allclose(run(mx.trace(m)), [sum(m[b, i, i] for i in range(3)) for b in range(2)])
+    np.testing.assert_allclose(run(matrix_ops.trace(m)), [sum(m[b, i, i] for i in range(3)) for b in range(2)])
     z = (np.arange(8) + 1j * np.arange(8)[::-1]).astype(np.complex64)
     dft = np.exp(-2j * np.pi * np.outer(np.arange(8), np.arange(8)) / 8)
-    out = mx.fft(z)
+    out = spectral_ops.fft(z)
     assert out.dtype == tf.complex64
     np.testing.assert_allclose(run(out), dft @ z.astype(np.complex128), rtol=1e-5, atol=1e-4)
-    np.testing.assert_allclose(run(mx.ifft(mx.fft(z))), z, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run(spectral_ops.ifft(spectral_ops.fft(z))), z, rtol=1e-5, atol=1e-5)
     a, b = np.arange(24.0).reshape(2, 3, 4), np.arange(40.0).reshape(4, 2, 5)
-    np.testing.assert_allclose(run(mx.tensordot(a, b, [[0, 2], [1, 0]])), np.tensordot(a, b, [[0, 2], [1, 0]]))
-    np.testing.assert_allclose(run(mx.tensordot(a, np.ones((3, 4)), 2)), a.sum(axis=(1, 2)))
+    np.testing.assert_allclose(run(einsum_ops.tensordot(a, b, [[0, 2], [1, 0]])), np.tensordot(a, b, [[0, 2], [1, 0]]))
+    np.testing.assert_allclose(run(einsum_ops.tensordot(a, np.ones((3, 4)), 2)), a.sum(axis=(1, 2)))
     with pytest.raises(TypeError, match="FFT"):
-        mx.fft(np.zeros(4, np.float32))
+        spectral_ops.fft(np.zeros(4, np.float32))
     with pytest.raises(ValueError, match="tensordot"):
-        mx.tensordot(a, b, [[0], [0]])
+        einsum_ops.tensordot(a, b, [[0], [0]])
 
 
 def quantize_reference(x, lo, hi, bits_signed):
@@ -88,32 +88,32 @@ def quantize_reference(x, lo, hi, bits_signed):
 @pytest.mark.parametrize("lo,hi", [(0.0, 6.0), (-1.0, 6.0), (1.0, 3.0)])
 def test_quantize_min_combined(T, npd, lo, hi):
     x = np.linspace(-2.0, 7.0, 19).astype(np.float32)
-    q, qmin, qmax = mx.quantize(x, lo, hi, T)
+    q, qmin, qmax = quantize_ops.quantize(x, lo, hi, T)
     assert q.dtype == T and q.dtype != tf.uint8
     got, got_min, got_max = run([q, qmin, qmax])
     expected, lo2, hi2 = quantize_reference(x.astype(np.float64), lo, hi, npd)
     np.testing.assert_array_equal(got, expected)
     assert (got_min, got_max) == (np.float32(lo2), np.float32(hi2))
-    back = run(mx.dequantize(q, qmin, qmax))
+    back = run(quantize_ops.dequantize(q, qmin, qmax))
     step = (hi2 - lo2) / (float(np.iinfo(npd).max) - float(np.iinfo(npd).min))
     inside = (x >= lo2) & (x <= hi2)
     assert np.all(np.abs(back[inside] - x[inside]) <= step / 2 + 1e-5)
 
 
 def test_quantize_seed_style_example():
-    q = run(mx.quantize([0.0, 1.0, 3.0, 6.0], 0.0, 6.0, dtypes.quint8)[0])
+    q = run(quantize_ops.quantize([0.0, 1.0, 3.0, 6.0], 0.0, 6.0, dtypes.quint8)[0])
     assert q.tolist() == [0, 43, 128, 255]  # x * 255 / 6, rounded half away from zero
     with pytest.raises(TypeError, match="quantized type"):
-        mx.quantize([1.0], 0.0, 1.0, tf.uint8)
+        quantize_ops.quantize([1.0], 0.0, 1.0, tf.uint8)
 
 
 def test_bincount_norm():
-    assert run(mx.bincount([1, 1, 3], minlength=6)).tolist() == [0, 2, 0, 1, 0, 0]
-    np.testing.assert_allclose(run(mx.bincount([0, 2, 2], weights=[0.5, 1.0, 2.0])), [0.5, 0.0, 3.0])
+    assert run(scan_ops.bincount([1, 1, 3], minlength=6)).tolist() == [0, 2, 0, 1, 0, 0]
+    np.testing.assert_allclose(run(scan_ops.bincount([0, 2, 2], weights=[0.5, 1.0, 2.0])), [0.5, 0.0, 3.0])
     x = np.array([[3.0, -4.0], [1.0, 2.0]])
-    np.testing.assert_allclose(run(mx.norm(x)), np.sqrt((x ** 2).sum()))
-    np.testing.assert_allclose(run(mx.norm(x, ord=1, axis=1)), np.abs(x).sum(1))
-    np.testing.assert_allclose(run(mx.norm(x, ord=np.inf, axis=0, keepdims=True)), [[3.0, 4.0]])
+    np.testing.assert_allclose(run(linalg_ops.norm(x)), np.sqrt((x ** 2).sum()))
+    np.testing.assert_allclose(run(linalg_ops.norm(x, ord=1, axis=1)), np.abs(x).sum(1))
+    np.testing.assert_allclose(run(linalg_ops.norm(x, ord=np.inf, axis=0, keepdims=True)), [[3.0, 4.0]])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tftk as tf
-from tftk.ops import array_ops_ext as ax, sparse_ops
+from tftk.ops import array_ops, gather_ops, sequence_ops, slicing_ops, sparse_ops
 from tftk.ops.control_flow_ops import case, cond, group, tuple as tf_tuple
 
 
@@ -35,7 +35,7 @@ def test_squeeze_shapes(sess):
 
 def test_split_5x30_into_three(sess):
     value = tf.zeros([5, 30])
-    split0, split1, split2 = ax.split(value, 3, 1)
+    split0, split1, split2 = array_ops.split(value, 3, 1)
     assert sess.run(tf.shape(split0)).tolist() == [5, 10]
     assert split2.shape.as_list() == [5, 10]
 
@@ -50,11 +50,11 @@ def test_expand_dims_shapes(sess, shape, axis, expected):
 
 
 def test_slice_examples(sess):
-    assert sess.run(ax.slice([[1, 2, 3], [4, 5, 6]], [1, 0], [1, 2])).tolist() == [[4, 5]]
+    assert sess.run(slicing_ops.slice([[1, 2, 3], [4, 5, 6]], [1, 0], [1, 2])).tolist() == [[4, 5]]
     y = np.arange(24).reshape([2, 3, 4])
-    assert sess.run(ax.slice(y, [1, 0, 0], [1, 2, 3])).tolist() == [[[12, 13, 14], [16, 17, 18]]]
+    assert sess.run(slicing_ops.slice(y, [1, 0, 0], [1, 2, 3])).tolist() == [[[12, 13, 14], [16, 17, 18]]]
     a = np.array([[1, 2, 3, 4, 5], [4, 5, 6, 7, 8], [9, 10, 11, 12, 13]])
-    assert sess.run(ax.slice(a, [1, 2], [-1, 2])).tolist() == [[6, 7], [11, 12]]
+    assert sess.run(slicing_ops.slice(a, [1, 2], [-1, 2])).tolist() == [[6, 7], [11, 12]]
 
 
 def test_stack_examples(sess):
@@ -64,8 +64,8 @@ def test_stack_examples(sess):
 
 
 def test_gather_example(sess):
-    temp = ax.range(0, 10) * 10 + tf.constant(1, shape=[10])
-    temp2 = ax.gather(temp, [1, 5, 9])
+    temp = sequence_ops.range(0, 10) * 10 + tf.constant(1, shape=[10])
+    temp2 = gather_ops.gather(temp, [1, 5, 9])
     assert sess.run(temp).tolist() == [1, 11, 21, 31, 41, 51, 61, 71, 81, 91]
     assert sess.run(temp2).tolist() == [11, 51, 91]
 
@@ -103,7 +103,7 @@ def test_reduce_max_keepdims_2x2x3(sess, axis, values, shape):
 def test_sparse_to_dense_one_hot_labels(sess):
     batch_size = 6
     label = tf.expand_dims(tf.constant([0, 2, 3, 6, 7, 9]), 1)
-    index = tf.expand_dims(ax.range(0, batch_size), 1)
+    index = tf.expand_dims(sequence_ops.range(0, batch_size), 1)
     concated = tf.concat([index, label], 1)
     assert sess.run(concated).tolist() == [[0, 0], [1, 2], [2, 3], [3, 6], [4, 7], [5, 9]]
     onehot = sparse_ops.sparse_to_dense(concated, tf.stack([batch_size, 10]), 1.0, 0.0)

@@ -1,6 +1,10 @@
 """The `tf.math` namespace: the element-wise, reduction and segment ops under their TF1.13+ path."""
 
-from tftk.ops.segment_ops import segment_mean, segment_sum, unsorted_segment_sum
+from tftk.ops.segment_ops import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,
+                                  unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
+                                  unsorted_segment_prod, unsorted_segment_sqrt_n, unsorted_segment_sum)
+from tftk.ops.special_math_ops import (betainc, digamma, erfc, igamma, igammac, lbeta, lgamma,
+                                       polygamma, xdivy, xlogy, zeta)
 from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, ceil, cos, cosh,  # noqa: A004
                                count_nonzero, divide, equal, erf, exp, expm1, floor, floordiv,
                                floormod, greater, greater_equal, is_finite, is_inf, is_nan, less,
@@ -10,5 +14,6 @@ from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, ceil, c
                                reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt,
                                sigmoid, sign, sin, sinh, sqrt, square, squared_difference,
                                subtract, tan, tanh, truediv)
-from tftk.ops.math_ops_ext import (argmax, argmin, bincount, cumprod, cumsum, imag, real)
+from tftk.ops.scan_ops import argmax, argmin, bincount, cumprod, cumsum
+from tftk.ops.spectral_ops import imag, real
 from tftk.ops.nn_ops import l2_normalize, softplus

@@ -12,11 +12,17 @@ from tftk.ops.nn_ops import (avg_pool, batch_normalization, bias_add, conv1d, co
                              relu6, relu_layer, selu, sigmoid, softmax, softplus, softsign, tanh, top_k,
                              xw_plus_b)
 
+from tftk.ops.nn_conv_ops import (atrous_conv2d, conv3d, convolution, depthwise_conv2d,
+                                  depthwise_conv2d_native, fused_batch_norm, pool, separable_conv2d,
+                                  weighted_moments)
+
 from tftk.api import rnn as rnn_cell
 from tftk.ops.rnn import dynamic_rnn, static_rnn
 from tftk.ops.rnn import static_rnn as rnn
 
 __all__ = ["dynamic_rnn", "static_rnn", "rnn", "rnn_cell",
+    "atrous_conv2d", "conv3d", "convolution", "depthwise_conv2d", "depthwise_conv2d_native",
+    "fused_batch_norm", "pool", "separable_conv2d", "weighted_moments",
     "avg_pool", "batch_normalization", "bias_add", "conv1d", "conv2d", "conv2d_transpose", "crelu",
     "dropout", "elu", "embedding_lookup", "in_top_k", "l2_loss", "l2_normalize", "leaky_relu",
     "local_response_normalization", "log_softmax", "log_uniform_candidate_sampler", "lrn", "max_pool",

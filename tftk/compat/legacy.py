@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tftk.framework.ops import Tensor
-from tftk.ops import array_ops, array_ops_ext, math_ops
+from tftk.ops import array_ops, gather_ops, math_ops
 from tftk.ops.summary_ops import (audio_summary, histogram_summary, image_summary,  # noqa: F401
                                   merge_all_summaries, merge_summary, scalar_summary)
 from tftk.ops.variables import (all_variables, initialize_all_variables,  # noqa: F401
@@ -60,13 +60,13 @@ def split(*args: Any, **kwargs: Any) -> list[Tensor]:
                                                           and not _is_dimension(args[2])):
         names = ("split_dim", "num_split", "value", "name")
         bound = {**dict(zip(names, args)), **kwargs}
-        return array_ops_ext.split(bound["value"], bound["num_split"], axis=bound["split_dim"],
+        return array_ops.split(bound["value"], bound["num_split"], axis=bound["split_dim"],
                                    name=bound.get("name", "split"))
-    return array_ops_ext.split(*args, **kwargs)
+    return array_ops.split(*args, **kwargs)
 
 
 pack = array_ops.stack
-unpack = array_ops_ext.unstack
+unpack = array_ops.unstack
 mul = math_ops.multiply
 sub = math_ops.subtract
 neg = math_ops.negative
@@ -74,7 +74,7 @@ neg = math_ops.negative
 
 def select(condition: Any, t: Any, e: Any, name: str | None = None) -> Tensor:
     """0.x `select(condition, t, e)`: TF1's three-argument `where`."""
-    return array_ops_ext.where(condition, t, e, name=name)
+    return gather_ops.where(condition, t, e, name=name)
 
 
 def batch_matmul(x: Any, y: Any, adj_x: bool = False, adj_y: bool = False, name: str | None = None) -> Tensor:

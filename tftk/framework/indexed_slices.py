@@ -74,7 +74,7 @@ registry.register_op("IndexedSlicesToDense", _densify_kernel)
 
 @registry.register_gradient("IndexedSlicesToDense")
 def _densify_grad(op, grad):
-    from tftk.ops.array_ops_ext import gather
+    from tftk.ops.gather_ops import gather
     return [gather(grad, op.inputs[1]), None, None]
 
 

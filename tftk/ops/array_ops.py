@@ -1,4 +1,4 @@
-"""Shape-changing and structural ops: reshape, stack, concat, squeeze, indexing, fills."""
+"""Shape-changing and structural ops: reshape, stack/unstack, concat/split, squeeze, fills."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from tftk.framework import dtypes, registry
-from tftk.framework.ops import Tensor, convert_to_tensor
+from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops.constant_value import constant_value
-from tftk.ops.op_builder import make_op
+from tftk.ops.constant_value import constant_value, static_axis
+from tftk.ops.op_builder import make_multi_op, make_op
 
 __all__ = [
     "identity", "stop_gradient", "shape", "size", "rank", "reshape", "stack", "concat", "squeeze",
-    "expand_dims", "transpose", "zeros", "ones", "fill", "zeros_like", "ones_like", "strided_slice_key",
+    "expand_dims", "transpose", "zeros", "ones", "fill", "zeros_like", "ones_like",
+    "split", "unstack", "shape_n",
 ]
 
 
@@ -280,7 +281,6 @@ def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
 
 @registry.register_gradient("Pack")
 def _pack_grad(op, grad):
-    from tftk.ops.array_ops_ext import unstack
     return unstack(grad, num=len(op.inputs), axis=op.get_attr("axis"))
 
 
@@ -413,103 +413,120 @@ def _cast(x: Tensor, dtype: Any) -> Tensor:
     return cast(x, dtype)
 
 
-# ---- basic indexing: tensor[...] ----------------------------------------------------------------
+# ---- split / unstack -------------------------------------------------------------------------
 
-def strided_slice_key(key: Any) -> tuple:
-    """Normalise a __getitem__ key to a tuple of int / slice / None / Ellipsis (static only)."""
-    items = key if isinstance(key, tuple) else (key,)
-    out = []
-    for item in items:
-        if isinstance(item, Tensor):
-            value = constant_value(item)
-            if value is None:
-                raise TypeError("Tensor indices must be known when the graph is built; use "
-                                "tf.gather or tf.slice for dynamic indexing.")
-            item = int(value)
-        if isinstance(item, slice):
-            parts = []
-            for p in (item.start, item.stop, item.step):
-                if isinstance(p, Tensor):
-                    v = constant_value(p)
-                    if v is None:
-                        raise TypeError("Slice bounds must be known when the graph is built; use tf.slice.")
-                    p = int(v)
-                parts.append(None if p is None else int(p))
-            out.append(slice(*parts))
-        elif item is None or item is Ellipsis:
-            out.append(item)
-        elif isinstance(item, (int, np.integer)):
-            out.append(int(item))
-        else:
-            raise TypeError(f"Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and "
-                            f"scalar int tensors are valid indices, got {item!r}")
-    return tuple(out)
+def _bind_split(op, ctx):
+    axis, sizes, num = op.get_attr("axis"), op.get_attr("sizes"), op.get_attr("num")
+    if sizes is None:
+        def split_even(x):
+            if x.shape[axis] % num:
+                raise ValueError(f"Number of ways to split should evenly divide the split dimension, "
+                                 f"but got split_dim {axis} (size = {x.shape[axis]}) and num_split {num}")
+            return tuple(np.split(x, num, axis=axis))
+        return split_even
+
+    def split_sizes(x):
+        known = sum(v for v in sizes if v != -1)
+        full = [x.shape[axis] - known if v == -1 else v for v in sizes]
+        if sum(full) != x.shape[axis] or min(full) < 0:
+            raise ValueError(f"Determined shape must either match input shape along split_dim exactly "
+                             f"if fully specified, or be less than the size of the input along split_dim "
+                             f"if not fully specified. Got: {sizes} for dimension of size {x.shape[axis]}")
+        return tuple(np.split(x, np.cumsum(full)[:-1], axis=axis))
+    return split_sizes
 
 
-def _sliced_shape(shape: TensorShape, key: tuple) -> TensorShape:
-    dims = shape.as_tuple()
-    if dims is None:
-        return TensorShape(None)
-    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if n_real > len(dims):
-        raise ValueError(f"Index {key} has too many dimensions for a tensor of shape {shape}")
-    expanded: list[Any] = []
-    for k in key:
-        if k is Ellipsis:
-            expanded.extend([slice(None)] * (len(dims) - n_real))
-        else:
-            expanded.append(k)
-    if Ellipsis not in key:
-        expanded.extend([slice(None)] * (len(dims) - n_real))
-    out, i = [], 0
-    for k in expanded:
-        if k is None:
-            out.append(1)
-            continue
-        d = dims[i]
-        i += 1
-        if isinstance(k, int):
-            if d is not None and not -d <= k < d:
-                raise ValueError(f"slice index {k} of dimension {i - 1} out of bounds for shape {shape}")
-            continue
-        out.append(None if d is None else len(range(*k.indices(d))))
-    return TensorShape(out)
+registry.register_op("Split", _bind_split)
 
 
-def _bind_strided_slice(op, ctx):
-    key = op.get_attr("key")
-    return lambda x: x[key]
+@registry.register_gradient("Split")
+def _split_grad(op, *grads):
+    return [concat(list(grads), op.get_attr("axis"))]
 
 
-def _bind_strided_slice_grad(op, ctx):
-    key = op.get_attr("key")
+def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None,
+          name: str = "split") -> list[Tensor]:
+    """Split along `axis` into `num_or_size_splits` equal parts, or parts of the given sizes."""
+    x = convert_to_tensor(value)
+    dims = x.shape.as_tuple()
+    axis = static_axis(axis, None if dims is None else len(dims), "Split")
+    d = None if dims is None else dims[axis]
+    static = constant_value(num_or_size_splits) if isinstance(num_or_size_splits, Tensor) \
+        else np.asarray(num_or_size_splits)
+    if static is None:
+        raise ValueError("Split: num_or_size_splits must be known when the graph is built")
+    if np.ndim(static) == 0:
+        n, sizes = int(static), None
+        if n <= 0 or d is not None and d % n:
+            raise ValueError(f"Dimension {axis} of size {d} cannot be split into {n} equal parts for "
+                             f"'{name}' (Split) with input shape {x.shape}")
+        parts = [None if d is None else d // n] * n
+    else:
+        sizes = tuple(int(v) for v in static.tolist())
+        if num is not None and num != len(sizes):
+            raise ValueError(f"Split: num={num} does not match {len(sizes)} sizes")
+        if sizes.count(-1) > 1:
+            raise ValueError(f"Split '{name}': at most one size may be -1, got {list(sizes)}")
+        known = sum(v for v in sizes if v != -1)
+        if d is not None and (known > d or -1 not in sizes and known != d):
+            raise ValueError(f"Split '{name}': sizes {list(sizes)} do not add up to dimension {axis} "
+                             f"of size {d} (input shape {x.shape})")
+        n = len(sizes)
+        parts = [(None if d is None else d - known) if v == -1 else v for v in sizes]
+    specs = []
+    for p in parts:
+        shape = TensorShape(None) if dims is None else TensorShape(dims[:axis] + (p,) + dims[axis + 1:])
+        specs.append((x.dtype, shape))
+    op = make_multi_op("Split", [x], specs, name, {"axis": axis, "sizes": sizes, "num": n})
+    return op.outputs
 
-    def kernel(x, grad):
-        out = np.zeros_like(x)
-        out[key] = grad
-        return out
+
+def _bind_unpack(op, ctx):
+    axis, num = op.get_attr("axis"), op.get_attr("num")
+
+    def kernel(x):
+        if x.shape[axis] != num:
+            raise ValueError(f"Input dimension {axis} has size {x.shape[axis]}, expected {num}")
+        return tuple(np.take(x, i, axis=axis) for i in np.arange(num))
     return kernel
 
 
-registry.register_op("StridedSlice", _bind_strided_slice)
-registry.register_op("StridedSliceGrad", _bind_strided_slice_grad)
+registry.register_op("Unpack", _bind_unpack)
 
 
-@registry.register_gradient("StridedSlice")
-def _strided_slice_grad(op, grad):
-    x = op.inputs[0]
-    return [make_op("StridedSliceGrad", [x, grad], grad.dtype, x.shape, attrs={"key": op.get_attr("key")})]
+@registry.register_gradient("Unpack")
+def _unpack_grad(op, *grads):
+    return [stack(list(grads), axis=op.get_attr("axis"))]
 
 
-@registry.register_gradient("StridedSliceGrad")
-def _strided_slice_grad_grad(op, grad):
-    return [None, make_op("StridedSlice", [grad], grad.dtype, op.inputs[1].shape,
-                          attrs={"key": op.get_attr("key")})]
+def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unstack") -> list[Tensor]:
+    """Split a rank-R tensor into `num` rank-(R-1) tensors along `axis`."""
+    x = convert_to_tensor(value)
+    dims = x.shape.as_tuple()
+    if dims is None:
+        if num is None:
+            raise ValueError(f"Cannot infer num from shape {x.shape}")
+        rank_known = False
+    else:
+        rank_known = True
+    axis = static_axis(axis, len(dims) if rank_known else None, "Unpack")
+    if rank_known:
+        if num is None:
+            num = dims[axis]
+            if num is None:
+                raise ValueError(f"Cannot infer num from shape {x.shape}")
+        elif dims[axis] is not None and dims[axis] != num:
+            raise ValueError(f"Unpack '{name}': num={num} but dimension {axis} has size {dims[axis]}")
+        out_shape = TensorShape(dims[:axis] + dims[axis + 1:])
+    else:
+        out_shape = TensorShape(None)
+    op = make_multi_op("Unpack", [x], [(x.dtype, out_shape)] * num, name, {"axis": axis, "num": num})
+    return op.outputs
 
 
-def getitem(tensor: Tensor, key: Any) -> Tensor:
-    """`tensor[key]` with ints, slices, `...` and tf.newaxis (numpy basic indexing)."""
-    k = strided_slice_key(key)
-    return make_op("StridedSlice", [tensor], tensor.dtype, _sliced_shape(tensor.shape, k),
-                   "strided_slice", {"key": k})
+def shape_n(input: Sequence[Any], out_type: Any = dtypes.int32, name: str | None = None) -> list[Tensor]:
+    """The dynamic shapes of several tensors."""
+    with name_scope(name, "ShapeN", input):
+        return [shape(t, out_type=out_type) for t in input]
+
 

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from tftk.framework.indexed_slices import IndexedSlices
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.ops import array_ops, math_ops
-from tftk.ops.array_ops_ext import where
+from tftk.ops.gather_ops import where
 
 __all__ = ["clip_by_value", "clip_by_norm", "clip_by_average_norm", "global_norm", "clip_by_global_norm"]
 

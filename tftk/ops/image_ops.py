@@ -13,7 +13,7 @@ from tftk.framework.errors import InvalidArgumentError
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
-from tftk.ops.array_ops_ext import reverse_v2
+from tftk.ops.tile_pad_ops import reverse_v2
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_op
 

@@ -14,6 +14,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
+from tftk.kernels.scatter import along_last_axis, scatter_into_zeros
 from tftk.ops import array_ops, math_ops, random_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
@@ -800,11 +801,7 @@ def _bind_top_k(op, ctx):
 
 
 def _bind_top_k_grad(op, ctx):
-    def kernel(grad, indices, x):
-        out = np.zeros(x.shape, dtype=grad.dtype)
-        np.put_along_axis(out, indices.astype(np.int64), grad, axis=-1)
-        return out
-    return kernel
+    return lambda grad, indices, x: scatter_into_zeros(x.shape, grad, along_last_axis(indices))
 
 
 registry.register_op("TopKV2", _bind_top_k)

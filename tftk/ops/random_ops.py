@@ -18,7 +18,7 @@ from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_op
 
 __all__ = ["set_random_seed", "get_seed", "random_normal", "random_uniform", "truncated_normal",
-           "random_shuffle", "multinomial", "random_gamma", "DEFAULT_GRAPH_SEED"]
+           "random_shuffle", "multinomial", "random_gamma", "categorical", "random_poisson", "DEFAULT_GRAPH_SEED"]
 
 DEFAULT_GRAPH_SEED = 87654321
 
@@ -203,3 +203,31 @@ def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.f
     out_shape = static.concatenate(a.shape)
     draws = make_op("RandomGamma", [shape_t, a], dtype, out_shape, name, {"seed": s1, "seed2": s2})
     return draws if beta is None else realdiv(draws, beta)
+
+
+def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: int | None = None,
+                name: str | None = None) -> Tensor:
+    """tf.random.categorical: class indices drawn from the rows of `logits` (int64 unless `dtype`)."""
+    return multinomial(logits, num_samples, seed=seed, name=name, output_dtype=dtype or dtypes.int64)
+
+
+def _poisson(rng, shape, op, lam):
+    npd = op.outputs[0].dtype.as_numpy_dtype
+    if (lam < 0).any():
+        raise ValueError(f"random_poisson: lam must be >= 0, got {float(lam.min())}")
+    return rng.poisson(lam.astype(np.float64), size=tuple(shape) + lam.shape).astype(npd)
+
+
+_random_op("RandomPoissonV2", _poisson)
+
+
+def random_poisson(lam: Any, shape: Any, dtype: Any = dtypes.float32, seed: int | None = None,
+                   name: str | None = None) -> Tensor:
+    """Samples of Poisson(lam): shape `shape` + lam.shape."""
+    rate = convert_to_tensor(lam)
+    if not (rate.dtype.is_floating or rate.dtype.is_integer):
+        raise TypeError(f"random_poisson: lam must be numeric, got {rate.dtype.name}")
+    shape_t, static = _shape_input(shape)
+    s1, s2 = get_seed(seed)
+    return make_op("RandomPoissonV2", [shape_t, rate], dtypes.as_dtype(dtype), static.concatenate(rate.shape),
+                   name, {"seed": s1, "seed2": s2})

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.ops import array_ops, math_ops
-from tftk.ops.array_ops_ext import sequence_mask
+from tftk.ops.sequence_ops import sequence_mask
 from tftk.ops.rnn_cell import RNNCell, flatten_state, map_state, zero_rows
 from tftk.ops.variable_scope import variable_scope
 from tftk.ops.while_loop import scan

@@ -14,7 +14,7 @@ from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops, nn_ops
-from tftk.ops.array_ops_ext import split
+from tftk.ops.array_ops import split
 from tftk.ops.init_ops import constant_initializer, zeros_initializer
 from tftk.ops.variable_scope import get_variable, variable_scope
 

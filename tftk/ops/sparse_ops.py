@@ -12,7 +12,7 @@ from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.ops import array_ops, math_ops
-from tftk.ops.array_ops_ext import gather_nd
+from tftk.ops.gather_ops import gather_nd
 from tftk.ops.constant_op import placeholder
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_op

@@ -13,10 +13,13 @@ import numpy as np
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
+from tftk.kernels.scatter import along_last_axis
 from tftk.ops.op_builder import make_op
+from tftk.ops.scatter_ops import nd_key
 
 __all__ = ["variable_op", "assign", "assign_add", "assign_sub", "count_up_to", "is_variable_initialized",
-           "scatter_update", "scatter_add", "scatter_sub"]
+           "scatter_update", "scatter_add", "scatter_sub", "scatter_mul", "scatter_div", "scatter_max", "scatter_min",
+           "scatter_nd_update", "scatter_nd_add", "scatter_nd_sub", "batch_scatter_update"]
 
 registry.register_op("VariableV2", lambda op, ctx: None, holds_state=True)  # read inline by the executor
 registry.not_differentiable("VariableV2")
@@ -138,34 +141,45 @@ def count_up_to(ref: Any, limit: int, name: str | None = None) -> Tensor:
     return make_op("CountUpTo", [ref_t], ref_t.dtype, [], name or "CountUpTo", {"limit": int(limit)})
 
 
-def _bind_scatter(mode: str):
-    def factory(op, ctx):
-        box = ctx.ref_box(op, 0)
-
-        def kernel(indices, updates):
-            current = box.value
-            if current is None:
-                raise errors.FailedPreconditionError(
-                    None, op, f"Attempting to use uninitialized value {box.name} in {op.name}")
-            if indices.size and (indices.min() < 0 or indices.max() >= current.shape[0]):
-                bad = indices[(indices < 0) | (indices >= current.shape[0])][0]
-                raise errors.InvalidArgumentError(None, op, f"{op.name}: index {bad} is not in "
-                                                  f"[0, {current.shape[0]})")
-            if mode == "update":
-                current[indices] = updates
-            elif mode == "add":
-                np.add.at(current, indices, updates)
-            else:
-                np.subtract.at(current, indices, updates)
-            return current
-        return kernel
-    return factory
+_SCATTER_UFUNCS = {"ScatterAdd": np.add, "ScatterSub": np.subtract, "ScatterMul": np.multiply,
+                   "ScatterDiv": np.divide, "ScatterMax": np.maximum, "ScatterMin": np.minimum,
+                   "ScatterNdAdd": np.add, "ScatterNdSub": np.subtract}
 
 
-registry.register_op("ScatterUpdate", _bind_scatter("update"), ref_inputs=(0,), stateful=True)
-registry.register_op("ScatterAdd", _bind_scatter("add"), ref_inputs=(0,), stateful=True)
-registry.register_op("ScatterSub", _bind_scatter("sub"), ref_inputs=(0,), stateful=True)
-registry.not_differentiable("ScatterUpdate", "ScatterAdd", "ScatterSub")
+def _scatter_key(op_type: str, current: np.ndarray, indices: np.ndarray, op: Operation) -> Any:
+    """The numpy index a scatter op writes: rows, n-d positions, or per-batch rows."""
+    if op_type.startswith("ScatterNd"):
+        return nd_key(current.shape, indices)
+    axis = indices.ndim - 1 if op_type == "BatchScatterUpdate" else 0
+    limit = current.shape[axis]
+    if indices.size and (indices.min() < 0 or indices.max() >= limit):
+        bad = indices[(indices < 0) | (indices >= limit)][0]
+        raise errors.InvalidArgumentError(None, op, f"{op.name}: index {bad} is not in [0, {limit})")
+    return along_last_axis(indices) if op_type == "BatchScatterUpdate" else indices
+
+
+def _bind_scatter(op, ctx):
+    box = ctx.ref_box(op, 0)
+    ufunc = _SCATTER_UFUNCS.get(op.type)
+
+    def kernel(indices, updates):
+        current = box.value
+        if current is None:
+            raise errors.FailedPreconditionError(
+                None, op, f"Attempting to use uninitialized value {box.name} in {op.name}")
+        key = _scatter_key(op.type, current, indices, op)
+        if ufunc is None:
+            current[key] = updates
+        else:
+            ufunc.at(current, key, updates)
+        return current
+    return kernel
+
+
+_SCATTER_TYPES = ("ScatterUpdate", "ScatterNdUpdate", "BatchScatterUpdate", *_SCATTER_UFUNCS)
+for _op_type in _SCATTER_TYPES:
+    registry.register_op(_op_type, _bind_scatter, ref_inputs=(0,), stateful=True)
+registry.not_differentiable(*_SCATTER_TYPES)
 
 
 def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, name: str | None) -> Tensor:
@@ -177,19 +191,31 @@ def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, name: str | Non
     return make_op(op_type, [ref_t, idx, upd], ref_t.dtype, ref_t.shape, name or op_type)
 
 
-def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True, name: str | None = None) -> Tensor:
-    """ref[indices] = updates (rows of the first dimension)."""
-    return _scatter("ScatterUpdate", ref, indices, updates, name)
+def _scatter_function(op_type: str, doc: str):
+    def scatter(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
+        return _scatter(op_type, ref, indices, updates, name)
+    scatter.__name__ = scatter.__qualname__ = "".join(
+        "_" + c.lower() if c.isupper() else c for c in op_type).lstrip("_")
+    scatter.__doc__ = doc
+    return scatter
 
 
-def scatter_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
-    """ref[indices] += updates; duplicate indices accumulate."""
-    return _scatter("ScatterAdd", ref, indices, updates, name)
+scatter_update = _scatter_function("ScatterUpdate", "ref[indices] = updates (rows of the first dimension).")
+scatter_add = _scatter_function("ScatterAdd", "ref[indices] += updates; duplicate indices accumulate.")
+scatter_sub = _scatter_function("ScatterSub", "ref[indices] -= updates; duplicate indices accumulate.")
+scatter_mul = _scatter_function("ScatterMul", "ref[indices] *= updates; duplicate indices accumulate.")
+scatter_div = _scatter_function("ScatterDiv", "ref[indices] /= updates; duplicate indices accumulate.")
+scatter_max = _scatter_function("ScatterMax", "ref[indices] = max(ref[indices], updates).")
+scatter_min = _scatter_function("ScatterMin", "ref[indices] = min(ref[indices], updates).")
+scatter_nd_update = _scatter_function("ScatterNdUpdate", "ref[indices[..., 0], indices[..., 1], ...] = updates.")
+scatter_nd_add = _scatter_function("ScatterNdAdd", "ref at the n-d `indices` += updates (duplicates accumulate).")
+scatter_nd_sub = _scatter_function("ScatterNdSub", "ref at the n-d `indices` -= updates (duplicates accumulate).")
 
 
-def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None) -> Tensor:
-    """ref[indices] -= updates; duplicate indices accumulate."""
-    return _scatter("ScatterSub", ref, indices, updates, name)
+def batch_scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True,
+                         name: str | None = None) -> Tensor:
+    """ref[b..., indices[b..., k]] = updates[b..., k]: row updates per batch entry."""
+    return _scatter("BatchScatterUpdate", ref, indices, updates, name)
 
 
 def _bind_is_initialized(op, ctx):

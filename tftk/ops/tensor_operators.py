@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tftk.framework.ops import Tensor
-from tftk.ops import array_ops, math_ops
+from tftk.ops import math_ops, slicing_ops
 
 
 def _binary(fn: Callable, reverse: bool = False) -> Callable:
@@ -30,7 +30,7 @@ def _install() -> None:
     Tensor.__neg__ = lambda self: math_ops.negative(self)
     Tensor.__abs__ = lambda self: math_ops.abs(self)
     Tensor.__invert__ = lambda self: math_ops.logical_not(self)
-    Tensor.__getitem__ = array_ops.getitem
+    Tensor.__getitem__ = slicing_ops.getitem
 
 
 _install()

@@ -18,6 +18,7 @@ from tftk.framework.func_graph import FuncGraph
 from tftk.framework.indexed_slices import IndexedSlices, densify
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph, name_scope
 from tftk.framework.tensor_shape import TensorShape, as_shape
+from tftk.kernels.scatter import scatter_into_zeros
 from tftk.ops.constant_op import placeholder
 from tftk.ops.op_builder import make_multi_op, make_op
 
@@ -27,6 +28,8 @@ __all__ = ["while_loop", "scan", "map_fn", "foldl", "foldr"]
 # ---- nested structures ------------------------------------------------------------------------
 
 def _flatten(structure: Any) -> list:
+    if hasattr(structure, "_with_flow"):  # a TensorArray travels as its flow tensor
+        return [structure.flow]
     if isinstance(structure, (list, tuple)):
         return [leaf for item in structure for leaf in _flatten(item)]
     if isinstance(structure, dict):
@@ -45,6 +48,8 @@ def _pack(structure: Any, leaves: Sequence) -> Any:
             return type(s)(*items) if hasattr(s, "_fields") else tuple(items)
         if isinstance(s, dict):
             return {k: build(s[k]) for k in sorted(s)}
+        if hasattr(s, "_with_flow"):
+            return s._with_flow(next(it))
         return next(it)
 
     return build(structure)
@@ -238,11 +243,7 @@ def _bind_index_row(op, ctx):
 
 
 def _bind_index_row_grad(op, ctx):
-    def kernel(x, i, g):
-        out = np.zeros_like(x)
-        out[int(i)] = g
-        return out
-    return kernel
+    return lambda x, i, g: scatter_into_zeros(x.shape, g, int(i))
 
 
 registry.register_op("IndexRow", _bind_index_row)

@@ -73,7 +73,7 @@ def string_input_producer(string_tensor: Any, num_epochs: int | None = None, shu
 def range_input_producer(limit: int, num_epochs: int | None = None, shuffle: bool = True, seed: int | None = None,
                          capacity: int = 32, shared_name: str | None = None, name: str | None = None) -> Tensor:
     """The next integer of 0..limit-1 (shuffled per pass) each run."""
-    from tftk.ops.array_ops_ext import range as range_op
+    from tftk.ops.sequence_ops import range as range_op
     queue = input_producer(range_op(limit), [], num_epochs, shuffle, seed, capacity, shared_name,
                            name=name or "input_producer")
     return queue.dequeue()
@@ -83,7 +83,7 @@ def slice_input_producer(tensor_list: Sequence[Any], num_epochs: int | None = No
                          seed: int | None = None, capacity: int = 32, shared_name: str | None = None,
                          name: str | None = None) -> list[Tensor]:
     """The same row of every tensor in `tensor_list` (they share a first dimension) each run."""
-    from tftk.ops.array_ops_ext import gather
+    from tftk.ops.gather_ops import gather
     tensors = [convert_to_tensor(t) for t in tensor_list]
     if not tensors:
         raise ValueError("slice_input_producer needs at least one tensor")

@@ -1,0 +1,13 @@
+"""The `tf.random` namespace (TF 1.13+ paths of the random ops)."""
+
+from tftk.ops.nn_loss_ops import log_uniform_candidate_sampler
+from tftk.ops.random_ops import categorical, get_seed, multinomial, set_random_seed
+from tftk.ops.random_ops import random_gamma as gamma
+from tftk.ops.random_ops import random_normal as normal
+from tftk.ops.random_ops import random_poisson as poisson
+from tftk.ops.random_ops import random_shuffle as shuffle
+from tftk.ops.random_ops import random_uniform as uniform
+from tftk.ops.random_ops import truncated_normal
+
+__all__ = ["categorical", "gamma", "get_seed", "log_uniform_candidate_sampler", "multinomial", "normal",
+           "poisson", "set_random_seed", "shuffle", "truncated_normal", "uniform"]
