@@ -105,7 +105,7 @@ from tftk.ops.variables import (Variable, all_variables, assert_variables_initia
                                 trainable_variables, variables_initializer)
 from tftk import errors  # noqa: E402  (tf.errors)
 
-dtypes = _dtypes_module
+from tftk.api import dtypes  # noqa: E402  (tf.dtypes: the DTypes plus cast, complex, ...)
 
 # TF 0.x spellings; concat and split accept both argument orders.
 from tftk.compat.legacy import (audio_summary, batch_matmul, concat, concat_v2,  # noqa: E402
@@ -128,6 +128,17 @@ from tftk.platform import tf_logging as logging  # noqa: E402
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
 from tftk.api import contrib, image, initializers, layers, linalg, losses, math, nn, random, sparse  # noqa: E402
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
+from tftk.api import manip, quantization, queue  # noqa: E402
+
+# TF 1.x aliases of names above, under the spellings TF also lists.
+from tftk.api.dtypes import QUANTIZED_DTYPES  # noqa: E402
+from tftk.ops.composite_math_ops import log_sigmoid  # noqa: E402
+from tftk.ops.random_ops import get_seed  # noqa: E402
+from tftk.platform.tf_logging import get_logger  # noqa: E402
+NoGradient = no_gradient = NotDifferentiable
+arg_max, arg_min = argmax, argmin  # TF 1.x's deprecated spellings (ArgMax/ArgMin ops)
+tensor_scatter_nd_add, tensor_scatter_nd_sub = tensor_scatter_add, tensor_scatter_sub
+tensor_scatter_nd_update = tensor_scatter_update
 
 _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary.run_metadata",
          "Summary": "tftk.summary.writer", "Event": "tftk.summary.writer",

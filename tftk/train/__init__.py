@@ -39,6 +39,8 @@ from tftk.train.input import (batch, input_producer, limit_epochs, range_input_p
 from tftk.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401,E402
 from tftk.ops.file_ops import match_filenames_once  # noqa: F401,E402
 
+piecewise_constant_decay = piecewise_constant  # TF 1.13+ spelling
+
 _LAZY = {"summary_iterator": "tftk.summary.events", "write_graph": "tftk.summary.graph_def",
          "SummaryWriter": "tftk.summary.writer",
          "ClusterSpec": "tftk.distributed.cluster", "Server": "tftk.distributed.server",
