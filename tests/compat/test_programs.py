@@ -1,7 +1,8 @@
 """TF1 programs of each era, run unmodified with `python -m tftk.compat` (tests/compat/programs/).
 
 0.x spellings, 1.0-1.4 argparse programs calling tf.app.run() with the full argv, absl-style
-flags, `tensorflow.compat.v1` programs and an RNN of tf.contrib.rnn cells. Each row: the program,
+flags, `tensorflow.compat.v1` programs an RNN of tf.contrib.rnn cells and a
+tf.TensorArray filled in a while_loop. Each row: the program,
 its arguments, and the exact stdout (or its last lines) it must print. Programs that real
 TensorFlow 2.21 can also run (`tensorflow.compat.v1` ones) must print the same there.
 """
@@ -42,10 +43,19 @@ CASES = [
     ("v1_compat_layers", [], ["['hidden/bias', 'hidden/kernel', 'logits/bias', 'logits/kernel']",
                               "loss fell: True"]),
     ("rnn_contrib_cells", [], ["[None, 5, 6] 2 LSTMStateTuple", "loss fell: True"]),
+    ("v1_tensorarray_while", [], ["0.00 0.10 0.40 0.70 1.60 2.20 4.00 5.00 8.00 9.50",
+                                  "8.00 9.50 28.000 35.000 56.000 69.600 81.600 100.200 96.000 116.000 80.000 95.000",
+                                  "[5, 2] 5"]),
 ]
+# One program per era runs in the quick tier; all of them in the slow one (each is a subprocess).
+QUICK = {"era0_renamed_ops", "era1_argparse_full_argv", "absl_flags", "v1_compat_flags", "v1_tensorarray_while"}
 
 # Programs real TensorFlow 2.21 runs as well (tf.layers there needs Keras 2, so not v1_compat_layers).
-ALSO_IN_TF = {"v1_compat_basic", "v1_compat_flags"}
+ALSO_IN_TF = {"v1_compat_basic", "v1_compat_flags", "v1_tensorarray_while"}
+
+
+def _tiered(cases):
+    return [pytest.param(*c, id=c[0], marks=() if c[0] in QUICK else pytest.mark.slow) for c in cases]
 
 
 def _run_in_tftk(program: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -54,7 +64,7 @@ def _run_in_tftk(program: str, args: list[str], cwd: Path) -> subprocess.Complet
                           capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
 
 
-@pytest.mark.parametrize("program,args,expected", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("program,args,expected", _tiered(CASES))
 def test_program_runs_unmodified(tmp_path, program, args, expected):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     done = _run_in_tftk(program, args, tmp_path)
@@ -62,8 +72,7 @@ def test_program_runs_unmodified(tmp_path, program, args, expected):
     assert done.stdout.splitlines() == expected, done.stdout
 
 
-@pytest.mark.parametrize("program,args,expected", [c for c in CASES if c[0] in ALSO_IN_TF],
-                         ids=sorted(ALSO_IN_TF))
+@pytest.mark.parametrize("program,args,expected", _tiered([c for c in CASES if c[0] in ALSO_IN_TF]))
 def test_program_prints_what_tensorflow_prints(tmp_path, program, args, expected):
     assert run_script_in_tf(str(PROGRAMS / f"{program}.py"), *args, cwd=tmp_path).splitlines() == expected
 
