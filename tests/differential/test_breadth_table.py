@@ -8,8 +8,8 @@ must match TF's.
 import numpy as np
 import pytest
 
-from tests.differential.table import OpRow, SnippetRow, compare, expand
-from tests.tf_oracle import run_in_tf, run_in_tftk
+from tests.differential.table import OpRow, SnippetRow, compare, expand, oracle_fixture
+from tests.tf_oracle import run_in_tftk
 
 # (alias, original): the same object in TF, so the same object in tftk. (tftk has no *_ref dtypes, so
 # QUANTIZED_DTYPES is compared without TF's reference types.)
@@ -89,10 +89,7 @@ ROWS = [
 CASES = expand(ROWS)
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    return run_in_tf(CASES)
-
+oracle = oracle_fixture(CASES)
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tf1_alias_matches_tensorflow(oracle, name):

@@ -7,8 +7,9 @@ static/dynamic shapes. All snippets go to one TensorFlow process (module fixture
 import numpy as np
 import pytest
 
-from tests.differential.table import FLOATS, INTS, OpRow, SnippetRow, compare, expand, first_cases
-from tests.tf_oracle import run_in_tf, run_in_tftk
+from tests.differential.table import (FLOATS, INTS, OpRow, SnippetRow, compare, expand, first_cases,
+                                      oracle_fixture)
+from tests.tf_oracle import run_in_tftk
 
 S23, S3 = (2, 3), (3,)
 UNARY = [("abs", "tf.abs(x)"), ("negative", "tf.negative(x)"), ("square", "tf.square(x)"),
@@ -162,15 +163,8 @@ SLOW = sorted(set(CASES) - set(QUICK))
 NAMED = [name for name in first_cases(ROWS)]
 
 
-@pytest.fixture(scope="module")
-def oracle_quick():
-    return run_in_tf({name: CASES[name] for name in QUICK})
-
-
-@pytest.fixture(scope="module")
-def oracle_slow():
-    return run_in_tf({name: CASES[name] for name in SLOW})
-
+oracle_quick = oracle_fixture(CASES, QUICK)
+oracle_slow = oracle_fixture(CASES, SLOW)
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=DIFFERENCES[n]))
                                   if n in DIFFERENCES else n for n in QUICK])

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from tests.differential.table import SnippetRow, compare, expand
-from tests.tf_oracle import run_in_tf, run_in_tftk
+from tests.differential.table import SnippetRow, compare, expand, oracle_fixture
+from tests.tf_oracle import run_in_tftk
 
 # Spellings TF1 programs pass as dtypes (strings, Python and numpy types, DTypes), and ones TF refuses.
 SPELLINGS = ["'float'", "'double'", "'half'", "'float16'", "'float32'", "'float64'", "'int8'", "'int16'",
@@ -57,10 +57,7 @@ ROWS += [
 CASES = expand(ROWS)
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    return run_in_tf(CASES)
-
+oracle = oracle_fixture(CASES)
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_dtype_spelling_and_compat_names_match_tensorflow(oracle, name):

@@ -6,8 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
-from tests.differential.table import SnippetRow, compare, expand
-from tests.tf_oracle import run_in_tf, run_in_tftk
+from tests.differential.table import SnippetRow, compare, expand, oracle_fixture
+from tests.tf_oracle import run_in_tftk
 
 STRINGS = ["hello", "world", "a", "", "b" * 16, "c" * 17, "d" * 33, "e" * 64, "f" * 65, "g" * 200, "h\u00e9llo"]
 ROWS = [
@@ -85,15 +85,8 @@ SLOW = sorted(n for n in CASES if n.startswith("quantize_") and ("16" in n or "_
 QUICK = sorted(set(CASES) - set(SLOW))
 
 
-@pytest.fixture(scope="module")
-def oracle_quick():
-    return run_in_tf({name: CASES[name] for name in QUICK})
-
-
-@pytest.fixture(scope="module")
-def oracle_slow():
-    return run_in_tf({name: CASES[name] for name in SLOW})
-
+oracle_quick = oracle_fixture(CASES, QUICK)
+oracle_slow = oracle_fixture(CASES, SLOW)
 
 @pytest.mark.parametrize("name", QUICK)
 def test_behaviour_matches_tensorflow(oracle_quick, name):

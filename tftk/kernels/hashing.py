@@ -62,24 +62,22 @@ def _len0to16(s: bytes) -> int:
     return _K2
 
 
-def _len17to32(s: bytes) -> int:
+def _head(s: bytes, a_mul: int) -> tuple[int, int, int, int, int]:
+    """The multiplier and the four words both 17-32 and 33-64 byte hashes start from."""
     n = len(s)
     mul = _K2 + n * 2
-    a = (_u64(s, 0) * _K1) & _M
-    b = _u64(s, 8)
-    c = (_u64(s, n - 8) * mul) & _M
-    d = (_u64(s, n - 16) * _K2) & _M
+    return mul, (_u64(s, 0) * a_mul) & _M, _u64(s, 8), (_u64(s, n - 8) * mul) & _M, (_u64(s, n - 16) * _K2) & _M
+
+
+def _len17to32(s: bytes) -> int:
+    mul, a, b, c, d = _head(s, _K1)
     return _len16((_rot((a + b) & _M, 43) + _rot(c, 30) + d) & _M,
                   (a + _rot((b + _K2) & _M, 18) + c) & _M, mul)
 
 
 def _len33to64(s: bytes) -> int:
     n = len(s)
-    mul = _K2 + n * 2
-    a = (_u64(s, 0) * _K2) & _M
-    b = _u64(s, 8)
-    c = (_u64(s, n - 8) * mul) & _M
-    d = (_u64(s, n - 16) * _K2) & _M
+    mul, a, b, c, d = _head(s, _K2)
     y = (_rot((a + b) & _M, 43) + _rot(c, 30) + d) & _M
     z = _len16(y, (a + _rot((b + _K2) & _M, 18) + c) & _M, mul)
     e = (_u64(s, 16) * mul) & _M
