@@ -135,6 +135,8 @@ from tftk.api.dtypes import QUANTIZED_DTYPES  # noqa: E402
 from tftk.ops.composite_math_ops import log_sigmoid  # noqa: E402
 from tftk.ops.random_ops import get_seed  # noqa: E402
 from tftk.platform.tf_logging import get_logger  # noqa: E402
+from tftk.compat.tensor_checks import (broadcast_static_shape, convert_to_tensor_or_indexed_slices,  # noqa: E402
+                                       get_static_value, is_tensor, op_scope)
 NoGradient = no_gradient = NotDifferentiable
 arg_max, arg_min = argmax, argmin  # TF 1.x's deprecated spellings (ArgMax/ArgMin ops)
 tensor_scatter_nd_add, tensor_scatter_nd_sub = tensor_scatter_add, tensor_scatter_sub

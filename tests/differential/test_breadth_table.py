@@ -86,6 +86,30 @@ ROWS = [
                "outputs = {'s': np.array([d[0], d2[0], d2[1]]), 'logger': np.array(tf.get_logger().name)}\n"),
 ]
 
+ROWS += [
+    SnippetRow("is_tensor",
+               "sp = tf.SparseTensor([[0, 0]], [1.0], [2, 2])\nv = tf.Variable(1.0)\n"
+               "outputs = {'is': np.array([tf.is_tensor(x) for x in (tf.constant(1), sp, v, 3, np.ones(2), [1], None,"
+               " tf.IndexedSlices(tf.ones([1]), tf.constant([0])))])}\n"),
+    SnippetRow("get_static_value",
+               "p = tf.placeholder(tf.float32, [None])\n"
+               "outputs = {'c': tf.get_static_value(tf.constant([1, 2])), 'mul': np.array(tf.get_static_value(tf.constant(1) * 2) is None), 's': tf.get_static_value(tf.shape(tf.ones([2, 3]))),"
+               " 'none': np.array(tf.get_static_value(p) is None), 'py': tf.get_static_value(5)}\n"),
+    SnippetRow("broadcast_static_shape",
+               "f = tf.broadcast_static_shape\n"
+               "outputs = {'s': np.array([str(f(tf.TensorShape([2, 1, 3]), tf.TensorShape([4, 1]))),"
+               " str(f(tf.TensorShape([None, 3]), tf.TensorShape([1]))), str(f(tf.TensorShape(None), tf.TensorShape([3])))])}\n"),
+    SnippetRow("broadcast_static_shape_error", "tf.broadcast_static_shape(tf.TensorShape([2]), tf.TensorShape([3]))\n"),
+    SnippetRow("convert_to_tensor_or_indexed_slices",
+               "i = tf.IndexedSlices(tf.ones([1, 2]), tf.constant([0]))\n"
+               "t = tf.convert_to_tensor_or_indexed_slices([1.0, 2.0])\n"
+               "outputs = {'same': np.array(tf.convert_to_tensor_or_indexed_slices(i) is i), 'dtype': np.array(t.dtype.name)}\n"),
+    SnippetRow("op_scope",
+               "x = tf.constant(1.0)\nwith tf.op_scope([x], None, 'outer') as s1:\n    y = tf.identity(x)\n"
+               "with tf.op_scope([x], 'named') as s2:\n    z = tf.identity(x)\n"
+               "outputs = {'n': np.array([s1, s2, y.op.name, z.op.name])}\n"),
+]
+
 CASES = expand(ROWS)
 
 
