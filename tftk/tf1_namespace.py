@@ -9,7 +9,8 @@ from tftk.framework import dtypes as _dtypes_module
 from tftk.framework.device import DeviceSpec
 from tftk.framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double,  # noqa: A004
                                    float16, float32, float64, half, int8, int16, int32, int64,
-                                   qint8, qint16, qint32, quint8, quint16, string, uint8, uint16)
+                                   qint8, qint16, qint32, quint8, quint16, string, uint8, uint16,
+                                   uint32, uint64)
 from tftk.framework.errors import OpError
 from tftk.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tftk.framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,
@@ -48,6 +49,7 @@ from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue, QueueBase,
 from tftk.ops.io_ops import (FixedLengthRecordReader, TextLineReader, TFRecordReader, WholeFileReader,
                              decode_csv, decode_raw)
 from tftk.ops.gradients_impl import AggregationMethod, gradients
+from tftk.ops.file_ops import matching_files, read_file, write_file
 from tftk.ops.init_ops import (constant_initializer, glorot_normal_initializer,
                                glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
                                random_normal_initializer, random_uniform_initializer,
@@ -105,7 +107,7 @@ from tftk.ops.variables import (Variable, all_variables, assert_variables_initia
                                 trainable_variables, variables_initializer)
 from tftk import errors  # noqa: E402  (tf.errors)
 
-dtypes = _dtypes_module
+from tftk.api import dtypes  # noqa: E402  (tf.dtypes: the DTypes plus cast, complex, ...)
 
 # TF 0.x spellings; concat and split accept both argument orders.
 from tftk.compat.legacy import (audio_summary, batch_matmul, concat, concat_v2,  # noqa: E402
@@ -115,9 +117,30 @@ from tftk.compat.legacy import (audio_summary, batch_matmul, concat, concat_v2, 
 from tftk.debug import add_check_numerics_ops, check_numerics  # noqa: E402
 from tftk.platform import app, gfile  # noqa: E402
 from tftk.platform import flags  # noqa: E402
+from tftk.platform import version  # noqa: E402
+from tftk.platform.version import COMPILER_VERSION, GIT_VERSION, VERSION  # noqa: E402
+from tftk.compat.behavior import (control_flow_v2_enabled, disable_control_flow_v2,  # noqa: E402
+                                  disable_eager_execution, disable_resource_variables,
+                                  disable_tensor_equality, disable_v2_behavior,
+                                  disable_v2_tensorshape, executing_eagerly,
+                                  resource_variables_enabled)
+from tftk.framework.tensor_shape import dimension_at_index, dimension_value  # noqa: E402
 from tftk.platform import tf_logging as logging  # noqa: E402
 
 # TF1 namespaces (tf.nn, tf.losses, ...): thin modules under tftk/api/.
 from tftk.api import (contrib, image, initializers, layers, linalg, losses, manip, math,  # noqa: E402
                       nn, random, signal, sparse, spectral, strings)
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
+from tftk.api import quantization, queue  # noqa: E402
+
+# TF 1.x aliases of names above, under the spellings TF also lists.
+from tftk.api.dtypes import QUANTIZED_DTYPES  # noqa: E402
+from tftk.ops.composite_math_ops import log_sigmoid  # noqa: E402
+from tftk.ops.random_ops import get_seed  # noqa: E402
+from tftk.platform.tf_logging import get_logger  # noqa: E402
+from tftk.compat.tensor_checks import (broadcast_static_shape, convert_to_tensor_or_indexed_slices,  # noqa: E402
+                                       get_static_value, is_tensor, op_scope)
+NoGradient = no_gradient = NotDifferentiable
+arg_max, arg_min = argmax, argmin  # TF 1.x's deprecated spellings (ArgMax/ArgMin ops)
+tensor_scatter_nd_add, tensor_scatter_nd_sub = tensor_scatter_add, tensor_scatter_sub
+tensor_scatter_nd_update = tensor_scatter_update

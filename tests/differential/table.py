@@ -12,7 +12,7 @@ result against TensorFlow's with per-dtype tolerances; adding an op is adding on
 Use::
 
     CASES = expand(ROWS)                      # name -> (source, inputs)
-    oracle = run_in_tf(CASES)                 # one TensorFlow process for all of them
+    oracle = oracle_fixture(CASES)            # one TensorFlow process for all of them
     compare(run_in_tftk(*CASES[name]), oracle[name])
 """
 
@@ -23,8 +23,9 @@ import zlib
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import pytest
 
-from tests.tf_oracle import OracleResult
+from tests.tf_oracle import OracleResult, run_in_tf
 
 FLOATS = ("float32", "float64")
 INTS = ("int32", "int64")
@@ -159,8 +160,16 @@ def compare(got: OracleResult, expected: OracleResult, names: bool = True) -> No
         have = np.asarray(got.outputs[key])
         assert have.shape == want.shape, f"{key}: shape {have.shape}, TensorFlow {want.shape}"
         if want.dtype.kind in "US":
-            assert have.astype(str).tolist() == want.astype(str).tolist(), f"{key}: {have} vs {want}"
+            assert have.dtype.kind == want.dtype.kind and have.tolist() == want.tolist(), f"{key}: {have} vs {want}"
             continue
         assert have.dtype == want.dtype, f"{key}: dtype {have.dtype}, TensorFlow {want.dtype}"
         rtol, atol = TOLERANCE.get(want.dtype.name, (0, 0))
         np.testing.assert_allclose(have, want, rtol=rtol, atol=atol, err_msg=key)
+
+
+def oracle_fixture(cases: Mapping[str, tuple[str, Mapping[str, Any]]], names: Sequence[str] | None = None):
+    """A module-scoped fixture: TensorFlow's results for `cases` (or those `names`), one process."""
+    @pytest.fixture(scope="module")
+    def oracle() -> dict[str, OracleResult]:
+        return run_in_tf({name: cases[name] for name in (cases if names is None else names)})
+    return oracle

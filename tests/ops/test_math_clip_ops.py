@@ -71,14 +71,16 @@ def test_trace_fft_tensordot():
 
 
 def quantize_reference(x, lo, hi, bits_signed):
-    """TF1 MIN_COMBINED from its documented formula (range adjusted to contain 0, half away from zero)."""
+    """TF1 MIN_COMBINED from its documented formula (range adjusted to contain 0, half away from zero),
+    in float32 as TF's kernel computes it (tests/differential checks it against TF itself)."""
     info = np.iinfo(bits_signed)
     lo2 = min(0.0, lo)
     hi2 = max(0.0, max(hi, lo2 + max(1.0, abs(lo), abs(hi)) / 100.0))
     span = float(info.max) - float(info.min)
-    out = (np.clip(x, lo2, hi2) - lo2) * span / (hi2 - lo2)
+    f32 = np.float32
+    out = (np.clip(x.astype(f32), f32(lo2), f32(hi2)) - f32(lo2)) * f32(span / (hi2 - lo2))
     if info.min < 0:
-        out -= (span + 1) / 2.0
+        out -= f32((span + 1) / 2.0)
     return np.clip(np.sign(out) * np.floor(np.abs(out) + 0.5), info.min, info.max), lo2, hi2
 
 

@@ -128,7 +128,7 @@ def test_shuffle_batch_mixes_and_keeps_every_example_once():
     index = tf.train.range_input_producer(20, num_epochs=1, shuffle=False)
     batch = tf.train.shuffle_batch([index], batch_size=5, capacity=20, min_after_dequeue=5, seed=3,
                                    allow_smaller_final_batch=True)
-    seen = np.concatenate([b[0] for b in _run_pipeline(batch)])
+    seen = np.concatenate([b[0] for b in _run_pipeline([batch])])  # batch([t]) is a tensor, as in TF
     assert sorted(seen.tolist()) == list(range(20)) and seen.tolist() != list(range(20))
 
 

@@ -21,4 +21,7 @@ from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, ceil, c
                                subtract, tan, tanh, truediv)
 from tftk.ops.scan_ops import argmax, argmin, bincount, cumprod, cumsum
 from tftk.ops.spectral_ops import imag, real
-from tftk.ops.nn_ops import l2_normalize, softplus
+from tftk.ops.nn_ops import in_top_k, l2_normalize, log_softmax, softmax, softplus, softsign, top_k
+from tftk.ops.math_ops import scalar_mul
+from tftk.ops.sequence_ops import invert_permutation
+from tftk.ops.composite_math_ops import log_sigmoid, reduce_std, reduce_variance

@@ -34,5 +34,7 @@ __all__ = ["dynamic_rnn", "static_rnn", "rnn", "rnn_cell",
     "sigmoid_cross_entropy_with_logits", "softmax", "softmax_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits_v2", "softplus", "softsign",
     "sparse_softmax_cross_entropy_with_logits", "tanh", "top_k", "weighted_cross_entropy_with_logits",
-    "xw_plus_b",
+    "xw_plus_b", "avg_pool2d",
 ]
+
+avg_pool2d = avg_pool  # TF 1.14+ spelling

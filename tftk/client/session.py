@@ -213,12 +213,26 @@ class BaseSession:
         return call
 
 
+def _int_fits(value: int, dtype: Any) -> bool:
+    """Whether a Python int feeds `dtype` unchanged (TF refuses 5 for a string, 300 for an int8)."""
+    if dtype.name == "string":
+        return False
+    try:
+        return dtype.as_numpy_dtype(value) == value
+    except (OverflowError, ValueError):
+        return False
+
+
 def _checked_feed(tensor: Tensor, value: Any) -> np.ndarray:
     """Convert a fed value to the tensor's dtype and check it against the static shape."""
     dtype = tensor.dtype
     if isinstance(value, Tensor):
         raise TypeError(f"The value of a feed cannot be a tf.Tensor object ({value.name}). Acceptable "
                         "feed values include Python scalars, strings, lists, numpy ndarrays.")
+    if isinstance(value, int) and not _int_fits(value, dtype):
+        raise TypeError(f"Type of feed value {value} with type {type(value)} is not compatible with Tensor "
+                        f"type {dtype.as_numpy_dtype} of '{tensor.name}'. Try explicitly setting the type of "
+                        "the feed tensor (e.g. tf.placeholder(tf.int32, ...)).")
     if dtype.name == "string":
         array = np.asarray(value, dtype=object)
     else:

@@ -2,6 +2,7 @@
 
 After it, an unmodified TF1 program's imports resolve to tftk:
   import tensorflow as tf                                         -> tftk
+  import tensorflow.compat.v1 as tf                               -> tftk
   from tensorflow.examples.tutorials.mnist import input_data      -> tftk.examples.tutorials.mnist.input_data
   from tensorflow.python import debug as tf_debug                 -> tftk.debug_cli (tfdbg wrapper)
   from tensorflow.contrib.tensorboard.plugins import projector     -> tftk.compat.projector
@@ -20,10 +21,13 @@ __all__ = ["install_as_tensorflow", "TENSORFLOW_MODULES"]
 # tensorflow module name -> tftk module providing it (None: a package holding only submodules).
 TENSORFLOW_MODULES: dict[str, str | None] = {
     "tensorflow": "tftk",
+    "tensorflow.compat": "tftk.compat",
+    "tensorflow.compat.v1": "tftk",
     "tensorflow.examples": "tftk.examples",
     "tensorflow.examples.tutorials": "tftk.examples.tutorials",
     "tensorflow.examples.tutorials.mnist": "tftk.examples.tutorials.mnist",
     "tensorflow.examples.tutorials.mnist.input_data": "tftk.examples.tutorials.mnist.input_data",
+    "tensorflow.examples.tutorials.mnist.mnist": "tftk.examples.tutorials.mnist.mnist",
     "tensorflow.python": None,
     "tensorflow.python.debug": "tftk.debug_cli",
     "tensorflow.python.platform": "tftk.platform",

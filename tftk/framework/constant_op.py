@@ -45,7 +45,11 @@ def numpy_value(value: Any, dtype: dtypes.DType | None) -> np.ndarray:
     if dtype is not None:
         npd = dtype.as_numpy_dtype
         if dtype is dtypes.string:
-            return np.array(value, dtype=object)
+            arr = np.array(value, dtype=object)
+            for item in arr.reshape(-1):
+                if not isinstance(item, (str, bytes)):
+                    raise TypeError(f"Expected string, got {item!r} of type '{type(item).__name__}' instead.")
+            return arr
         arr = np.asarray(value)
         if arr.dtype.kind == "f" and dtype.is_integer and not np.all(np.mod(arr, 1) == 0):
             raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}' instead.")

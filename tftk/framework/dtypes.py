@@ -8,7 +8,7 @@ import numpy as np
 
 __all__ = [
     "DType", "as_dtype", "float16", "float32", "float64", "half", "double", "int8", "int16",
-    "int32", "int64", "uint8", "uint16", "bool", "string", "complex64", "complex128", "qint8",
+    "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "string", "complex64", "complex128", "qint8",
     "quint8", "qint16", "quint16", "qint32",
 ]
 
@@ -105,6 +105,8 @@ int32 = DType("int32", np.int32, 3)
 int64 = DType("int64", np.int64, 9)
 uint8 = DType("uint8", np.uint8, 4)
 uint16 = DType("uint16", np.uint16, 17)
+uint32 = DType("uint32", np.uint32, 22)
+uint64 = DType("uint64", np.uint64, 23)
 bool = DType("bool", np.bool_, 10)  # noqa: A001 - TF's public name
 string = DType("string", np.object_, 7)
 complex64 = DType("complex64", np.complex64, 8)
@@ -118,21 +120,27 @@ qint32 = DType("qint32", np.int32, 13)
 qint16 = DType("qint16", np.int16, 15)
 quint16 = DType("quint16", np.uint16, 16)
 
-_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, bool, string,
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, string,
         complex64, complex128)
 _QUANTIZED = (qint8, quint8, qint16, quint16, qint32)
-_BY_NAME = {d.name: d for d in _ALL + _QUANTIZED} | {"half": float16, "double": float64}
+_BY_NAME = {d.name: d for d in _ALL + _QUANTIZED} | {"half": float16, "float": float32, "double": float64}
 _BY_NUMPY = {d._np: d for d in _ALL if d is not string}
+_BY_ENUM = {d.as_datatype_enum: d for d in _ALL + _QUANTIZED}
 
 
 def as_dtype(value: Any) -> DType:
-    """Convert a DType, a name ('float32'), a numpy dtype or a Python type to a DType."""
+    """Convert a DType, a name ('float32', or TF's 'float'/'double'/'half'), a numpy dtype or
+    scalar type, or a Python type (float, int, bool, complex, str, bytes, object) to a DType."""
     if isinstance(value, DType):
         return value
     if isinstance(value, str):
         if value in _BY_NAME:
             return _BY_NAME[value]
         raise TypeError(f"Cannot convert {value!r} to a tftk dtype; known names: {sorted(_BY_NAME)}")
+    if isinstance(value, int) and not isinstance(value, builtins_bool):
+        if value in _BY_ENUM:  # TF's DataType enum number (tf.float32.as_datatype_enum == 1)
+            return _BY_ENUM[value]
+        raise TypeError(f"Cannot convert {value!r} to a tftk dtype: no DataType has that number")
     if value is float:
         return float32
     if value is int:

@@ -176,3 +176,14 @@ def as_shape(shape: Any) -> TensorShape:
 
 def unknown_shape(rank: int | None = None) -> TensorShape:
     return TensorShape(None if rank is None else [None] * rank)
+
+
+def dimension_value(dimension: Any) -> int | None:
+    """A Dimension's value (None when unknown); ints and None unchanged (`tf.dimension_value`)."""
+    return dimension.value if isinstance(dimension, Dimension) else dimension
+
+
+def dimension_at_index(shape: Any, index: int) -> Dimension:
+    """The Dimension at `index` of `shape`; unknown when the rank is (`tf.dimension_at_index`)."""
+    shape = as_shape(shape)
+    return Dimension(None) if shape.ndims is None else shape.dims[index]

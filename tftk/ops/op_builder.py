@@ -77,13 +77,18 @@ def broadcast_shape(a: TensorShape, b: TensorShape, op_name: str = "") -> Tensor
 
 
 def binary_inputs(x: Any, y: Any, op_type: str) -> tuple[Tensor, Tensor]:
-    """Convert two operands; a Python/numpy operand takes the dtype of the tensor operand."""
-    if isinstance(x, Tensor) or not isinstance(y, Tensor):
-        x = convert_to_tensor(x, name="x")
-        y = convert_to_tensor(y, dtype=x.dtype, name="y")
-    else:
-        y = convert_to_tensor(y, name="y")
-        x = convert_to_tensor(x, dtype=y.dtype, name="x")
+    """Convert two operands; a Python/numpy operand takes the dtype of the tensor operand.
+
+    Constants are made in the tensor operand's graph, as TF does (`a * 2` with `a` from another
+    graph builds there).
+    """
+    with graph_of([x, y]).as_default():
+        if isinstance(x, Tensor) or not isinstance(y, Tensor):
+            x = convert_to_tensor(x, name="x")
+            y = convert_to_tensor(y, dtype=x.dtype, name="y")
+        else:
+            y = convert_to_tensor(y, name="y")
+            x = convert_to_tensor(x, dtype=y.dtype, name="x")
     if x.dtype is not y.dtype:
         raise TypeError(f"Input 'y' of '{op_type}' Op has type {y.dtype.name} that does not match "
                         f"type {x.dtype.name} of argument 'x'.")

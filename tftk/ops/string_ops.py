@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
+import functools
 import re
 from typing import Any, Sequence
 
@@ -18,12 +18,13 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
+from tftk.kernels import hashing
 from tftk.ops.op_builder import broadcast_shape, make_op
 
 __all__ = ["string_to_hash_bucket_fast", "string_to_hash_bucket_strong", "string_to_hash_bucket",
            "reduce_join", "substr", "encode_base64", "decode_base64", "string_join", "as_string"]
 
-_OPS = ("StringToHashBucketFast", "StringToHashBucketStrong", "ReduceJoin", "Substr", "EncodeBase64",
+_OPS = ("StringToHashBucketFast", "StringToHashBucket", "StringToHashBucketStrong", "ReduceJoin", "Substr", "EncodeBase64",
         "DecodeBase64", "StringJoin", "AsString")
 
 
@@ -51,16 +52,15 @@ def _map_strings(fn: Any, otype: Any = object) -> Any:
 
 # ---- hashing ---------------------------------------------------------------------------------------
 
-def _bucket(num_buckets: int, key: bytes = b"") -> Any:
-    def one(s):
-        digest = hashlib.blake2b(_as_bytes(s), digest_size=8, key=key).digest()
-        return int.from_bytes(digest, "little") % num_buckets
-    return _map_strings(one, np.int64)
+def _bucket(num_buckets: int, hash64: Any) -> Any:
+    return _map_strings(lambda s: hash64(_as_bytes(s)) % num_buckets, np.int64)
 
 
-registry.register_op("StringToHashBucketFast", lambda op, ctx: _bucket(op.get_attr("num_buckets")))
+registry.register_op("StringToHashBucketFast", lambda op, ctx: _bucket(op.get_attr("num_buckets"),
+                                                                      hashing.fingerprint64))
+registry.register_op("StringToHashBucket", lambda op, ctx: _bucket(op.get_attr("num_buckets"), hashing.tf_hash64))
 registry.register_op("StringToHashBucketStrong", lambda op, ctx: _bucket(
-    op.get_attr("num_buckets"), b"".join(int(k).to_bytes(8, "little") for k in op.get_attr("key"))))
+    op.get_attr("num_buckets"), functools.partial(hashing.siphash24, tuple(op.get_attr("key")))))
 
 
 def _hash_op(op_type: str, input: Any, num_buckets: int, name: str | None, attrs: dict) -> Tensor:
@@ -71,13 +71,13 @@ def _hash_op(op_type: str, input: Any, num_buckets: int, name: str | None, attrs
 
 
 def string_to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -> Tensor:
-    """Each string hashed (BLAKE2b, not TF's FarmHash) into [0, num_buckets)."""
+    """Each string's FarmHash Fingerprint64 modulo `num_buckets` (TF's buckets)."""
     return _hash_op("StringToHashBucketFast", input, num_buckets, name, {})
 
 
 def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Sequence[int],
                                  name: str | None = None) -> Tensor:
-    """Each string hashed with a keyed hash (BLAKE2b keyed by the two ints in `key`)."""
+    """Each string's SipHash-2-4 under the two 64-bit ints of `key`, modulo `num_buckets` (as TF)."""
     key = [int(k) for k in key]
     if len(key) != 2 or any(k < 0 or k >= 2 ** 64 for k in key):
         raise ValueError(f"StringToHashBucketStrong: key must be two unsigned 64-bit ints, got {key}")
@@ -85,8 +85,8 @@ def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Sequence[int
 
 
 def string_to_hash_bucket(string_tensor: Any, num_buckets: int, name: str | None = None) -> Tensor:
-    """TF1's deprecated spelling; the same buckets as string_to_hash_bucket_fast here."""
-    return string_to_hash_bucket_fast(string_tensor, num_buckets, name=name)
+    """TF1's deprecated hash buckets: TF's Hash64 (not FarmHash) modulo `num_buckets`."""
+    return _hash_op("StringToHashBucket", string_tensor, num_buckets, name, {})
 
 
 # ---- reduce_join / string_join ------------------------------------------------------------------

@@ -39,6 +39,9 @@ from tftk.train import queue_runner  # noqa: F401,E402  (tf.train.queue_runner.Q
 from tftk.train.input import (batch, input_producer, limit_epochs, range_input_producer,  # noqa: F401,E402
                               shuffle_batch, slice_input_producer, string_input_producer)
 from tftk.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401,E402
+from tftk.ops.file_ops import match_filenames_once  # noqa: F401,E402
+
+piecewise_constant_decay = piecewise_constant  # TF 1.13+ spelling
 
 _LAZY = {"summary_iterator": "tftk.summary.events", "write_graph": "tftk.summary.graph_def",
          "import_meta_graph": "tftk.formats.meta_graph", "export_meta_graph": "tftk.formats.meta_graph",

@@ -97,11 +97,11 @@ def slice_input_producer(tensor_list: Sequence[Any], num_epochs: int | None = No
 
 def _flatten(tensors: Any) -> tuple[list[Tensor], Any]:
     """The tensors of a list/tuple/dict/single tensor and a function rebuilding that structure."""
-    if isinstance(tensors, dict):
-        keys = list(tensors)
+    if isinstance(tensors, dict):  # components in key order, as TF queues them
+        keys = sorted(tensors)
         return [convert_to_tensor(tensors[k]) for k in keys], lambda out: dict(zip(keys, out))
-    if isinstance(tensors, (list, tuple)):
-        return [convert_to_tensor(t) for t in tensors], lambda out: list(out)
+    if isinstance(tensors, (list, tuple)):  # TF returns a lone component as the tensor itself
+        return [convert_to_tensor(t) for t in tensors], lambda out: out[0] if len(out) == 1 else list(out)
     return [convert_to_tensor(tensors)], lambda out: out[0]
 
 

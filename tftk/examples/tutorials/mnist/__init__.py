@@ -1,1 +1,1 @@
-"""`tensorflow.examples.tutorials.mnist`: the tutorial MNIST reader (`input_data`)."""
+"""`tensorflow.examples.tutorials.mnist`: the tutorial MNIST reader (`input_data`) and model (`mnist`)."""
