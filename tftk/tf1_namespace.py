@@ -5,7 +5,6 @@ importing a light module of the package (`tftk.cli`, `tftk.config`, `tftk.user_i
 neither numpy nor the engine. Add a new public TF1 name here; this module is only a list.
 """
 
-from tftk.framework import dtypes as _dtypes_module
 from tftk.framework.device import DeviceSpec
 from tftk.framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double,  # noqa: A004
                                    float16, float32, float64, half, int8, int16, int32, int64,

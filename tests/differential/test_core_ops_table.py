@@ -133,10 +133,6 @@ SNIPPETS = [
 
 # Rows whose values agree but whose op names differ from TF's; each is someone's open item.
 NAME_DIFFERENCES = {
-    "op_add": "engine (issue 12): operator op names, TF names x + y 'add'",
-    "op_sub": "engine (issue 12): operator op names, TF names x - y 'sub'",
-    "op_mul": "engine (issue 12): operator op names, TF names x * y 'mul'",
-    "stop_gradient": "engine (issue 12): operator op names, TF names x * y 'mul'",
     "div": "tf.div is a name scope 'div' around RealDiv in TF",
     "clip_by_value": "TF names the result after the scope (Identity-free Maximum named 'clip_by_value')",
     "clip_by_norm": "TF names the result after the scope",
