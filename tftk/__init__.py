@@ -64,6 +64,8 @@ def __getattr__(name: str):
     names = _namespace()
     if name in names and not name.startswith("_"):
         return names[name]
+    if name in globals():  # a subpackage the namespace imported on its way (tftk.compat, tftk.data, ...)
+        return globals()[name]
     raise AttributeError(f"module 'tftk' has no attribute {name!r}")
 
 
