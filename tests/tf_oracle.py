@@ -123,6 +123,15 @@ def run_in_tftk(source: str, inputs: Mapping[str, Any]) -> OracleResult:
     return OracleResult({k: np.asarray(v) for k, v in scope["outputs"].items()}, None)
 
 
+def both_succeeded(oracle: Mapping[str, OracleResult], cases: Mapping[str, tuple[str, Mapping[str, Any]]],
+                   name: str) -> tuple[OracleResult, OracleResult]:
+    """(TensorFlow's, tftk's) outcome of snippet `name`, asserting that neither raised."""
+    expected, got = oracle[name], run_in_tftk(*cases[name])
+    assert expected.error is None, expected.message
+    assert got.error is None, got.message
+    return expected, got
+
+
 def run_script_in_tf(script: str, *args: str, cwd: str | os.PathLike | None = None) -> str:
     """Run a whole Python script in the TensorFlow venv (fixture generators); return its stdout."""
     python = require_tf()
