@@ -531,14 +531,6 @@ def serve(
     run_server(models, options, Batcher(parameters) if parameters else None, poll_wait_seconds=poll_wait)
 
 
-def _exit_on_early_sigterm(signum: int, frame: Any) -> None:
-    """SIGTERM while parsing arguments, before a command's own handler: nothing is made yet, exit 143."""
-    raise SystemExit(143)
-
-
 def main() -> None:
     """Console-script entry point."""
-    import signal
-
-    signal.signal(signal.SIGTERM, _exit_on_early_sigterm)
     app()
