@@ -14,29 +14,24 @@ from typing import Any
 from google.protobuf import text_format
 
 from tftk.atomic import atomic_write_text
-from tftk.summary.proto_declare import FIELD as _F
-from tftk.summary.proto_declare import declare_messages
+from tftk.proto.declare import declare_file
 
 __all__ = ["ProjectorConfig", "EmbeddingInfo", "SpriteMetadata", "visualize_embeddings", "PROJECTOR_FILENAME"]
 
 PROJECTOR_FILENAME = "projector_config.pbtxt"
 
 _MESSAGES = {  # tensorboard/plugins/projector/projector_config.proto
-    "SpriteMetadata": [("image_path", 1, _F.TYPE_STRING, _F.LABEL_OPTIONAL, None),
-                       ("single_image_dim", 2, _F.TYPE_UINT32, _F.LABEL_REPEATED, None)],
-    "EmbeddingInfo": [("tensor_name", 1, _F.TYPE_STRING, _F.LABEL_OPTIONAL, None),
-                      ("metadata_path", 2, _F.TYPE_STRING, _F.LABEL_OPTIONAL, None),
-                      ("bookmarks_path", 3, _F.TYPE_STRING, _F.LABEL_OPTIONAL, None),
-                      ("tensor_shape", 4, _F.TYPE_UINT32, _F.LABEL_REPEATED, None),
-                      ("sprite", 5, _F.TYPE_MESSAGE, _F.LABEL_OPTIONAL, ".tftk.projector.SpriteMetadata"),
-                      ("tensor_path", 6, _F.TYPE_STRING, _F.LABEL_OPTIONAL, None)],
-    "ProjectorConfig": [("model_checkpoint_path", 1, _F.TYPE_STRING, _F.LABEL_OPTIONAL, None),
-                        ("embeddings", 2, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, ".tftk.projector.EmbeddingInfo"),
-                        ("model_checkpoint_dir", 3, _F.TYPE_STRING, _F.LABEL_OPTIONAL, None)],
+    "SpriteMetadata": [("image_path", 1, "string"), ("single_image_dim", 2, "uint32", "repeated")],
+    "EmbeddingInfo": [("tensor_name", 1, "string"), ("metadata_path", 2, "string"),
+                      ("bookmarks_path", 3, "string"), ("tensor_shape", 4, "uint32", "repeated"),
+                      ("sprite", 5, "SpriteMetadata"), ("tensor_path", 6, "string")],
+    "ProjectorConfig": [("model_checkpoint_path", 1, "string"),
+                        ("embeddings", 2, "EmbeddingInfo", "repeated"),
+                        ("model_checkpoint_dir", 3, "string")],
 }
 
 
-_CLASSES = declare_messages("tftk/projector_config.proto", "tftk.projector", _MESSAGES)
+_CLASSES = declare_file("tftk/projector_config.proto", "tftk.projector", _MESSAGES)
 ProjectorConfig = _CLASSES["ProjectorConfig"]
 EmbeddingInfo = _CLASSES["EmbeddingInfo"]
 SpriteMetadata = _CLASSES["SpriteMetadata"]

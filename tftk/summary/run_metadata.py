@@ -15,8 +15,7 @@ import numpy as np
 from google.protobuf import text_format
 from tensorboardX.proto import tensor_shape_pb2, types_pb2  # noqa: F401  (register the imported files)
 
-from tftk.summary.proto_declare import FIELD as _F
-from tftk.summary.proto_declare import declare_messages
+from tftk.proto.declare import declare_file
 from tftk.summary.tensor_proto import datatype_enum, shape_proto
 
 __all__ = ["RunOptions", "RunMetadata", "StepStats", "NodeExecStats", "RunMetadataProto", "CPU_DEVICE"]
@@ -24,57 +23,39 @@ __all__ = ["RunOptions", "RunMetadata", "StepStats", "NodeExecStats", "RunMetada
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 _ALLOCATOR = "cpu"
 
-_OPTIONAL, _REPEATED = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
-
-# message -> fields (name, number, type, label, message/enum type); numbers are TensorFlow's.
+# message -> fields (name, number, type, *flags); numbers are TensorFlow's.
 _MESSAGES = {
     "AllocationDescription": [
-        ("requested_bytes", 1, _F.TYPE_INT64, _OPTIONAL, None),
-        ("allocated_bytes", 2, _F.TYPE_INT64, _OPTIONAL, None),
-        ("allocator_name", 3, _F.TYPE_STRING, _OPTIONAL, None),
-        ("allocation_id", 4, _F.TYPE_INT64, _OPTIONAL, None)],
+        ("requested_bytes", 1, "int64"), ("allocated_bytes", 2, "int64"),
+        ("allocator_name", 3, "string"), ("allocation_id", 4, "int64")],
     "TensorDescription": [
-        ("dtype", 1, _F.TYPE_ENUM, _OPTIONAL, ".tensorboardX.DataType"),
-        ("shape", 2, _F.TYPE_MESSAGE, _OPTIONAL, ".tensorboardX.TensorShapeProto"),
-        ("allocation_description", 4, _F.TYPE_MESSAGE, _OPTIONAL, ".tftk.AllocationDescription")],
+        ("dtype", 1, "enum:.tensorboardX.DataType"),
+        ("shape", 2, ".tensorboardX.TensorShapeProto"),
+        ("allocation_description", 4, "AllocationDescription")],
     "AllocatorMemoryUsed": [
-        ("allocator_name", 1, _F.TYPE_STRING, _OPTIONAL, None),
-        ("total_bytes", 2, _F.TYPE_INT64, _OPTIONAL, None),
-        ("peak_bytes", 3, _F.TYPE_INT64, _OPTIONAL, None),
-        ("live_bytes", 4, _F.TYPE_INT64, _OPTIONAL, None)],
-    "NodeOutput": [
-        ("slot", 1, _F.TYPE_INT32, _OPTIONAL, None),
-        ("tensor_description", 3, _F.TYPE_MESSAGE, _OPTIONAL, ".tftk.TensorDescription")],
+        ("allocator_name", 1, "string"), ("total_bytes", 2, "int64"),
+        ("peak_bytes", 3, "int64"), ("live_bytes", 4, "int64")],
+    "NodeOutput": [("slot", 1, "int32"), ("tensor_description", 3, "TensorDescription")],
     "NodeExecStats": [
-        ("node_name", 1, _F.TYPE_STRING, _OPTIONAL, None),
-        ("all_start_micros", 2, _F.TYPE_INT64, _OPTIONAL, None),
-        ("op_start_rel_micros", 3, _F.TYPE_INT64, _OPTIONAL, None),
-        ("op_end_rel_micros", 4, _F.TYPE_INT64, _OPTIONAL, None),
-        ("all_end_rel_micros", 5, _F.TYPE_INT64, _OPTIONAL, None),
-        ("memory", 6, _F.TYPE_MESSAGE, _REPEATED, ".tftk.AllocatorMemoryUsed"),
-        ("output", 7, _F.TYPE_MESSAGE, _REPEATED, ".tftk.NodeOutput"),
-        ("timeline_label", 8, _F.TYPE_STRING, _OPTIONAL, None),
-        ("thread_id", 10, _F.TYPE_UINT32, _OPTIONAL, None)],
-    "DeviceStepStats": [
-        ("device", 1, _F.TYPE_STRING, _OPTIONAL, None),
-        ("node_stats", 2, _F.TYPE_MESSAGE, _REPEATED, ".tftk.NodeExecStats")],
-    "StepStats": [
-        ("dev_stats", 1, _F.TYPE_MESSAGE, _REPEATED, ".tftk.DeviceStepStats")],
-    "RunMetadata": [
-        ("step_stats", 1, _F.TYPE_MESSAGE, _OPTIONAL, ".tftk.StepStats")],
+        ("node_name", 1, "string"), ("all_start_micros", 2, "int64"),
+        ("op_start_rel_micros", 3, "int64"), ("op_end_rel_micros", 4, "int64"),
+        ("all_end_rel_micros", 5, "int64"), ("memory", 6, "AllocatorMemoryUsed", "repeated"),
+        ("output", 7, "NodeOutput", "repeated"), ("timeline_label", 8, "string"),
+        ("thread_id", 10, "uint32")],
+    "DeviceStepStats": [("device", 1, "string"), ("node_stats", 2, "NodeExecStats", "repeated")],
+    "StepStats": [("dev_stats", 1, "DeviceStepStats", "repeated")],
+    "RunMetadata": [("step_stats", 1, "StepStats")],
     "RunOptions": [
-        ("trace_level", 1, _F.TYPE_ENUM, _OPTIONAL, ".tftk.RunOptions.TraceLevel"),
-        ("timeout_in_ms", 2, _F.TYPE_INT64, _OPTIONAL, None),
-        ("inter_op_thread_pool", 3, _F.TYPE_INT32, _OPTIONAL, None),
-        ("output_partition_graphs", 5, _F.TYPE_BOOL, _OPTIONAL, None)],
+        ("trace_level", 1, "enum:RunOptions.TraceLevel"), ("timeout_in_ms", 2, "int64"),
+        ("inter_op_thread_pool", 3, "int32"), ("output_partition_graphs", 5, "bool")],
 }
 _TRACE_LEVELS = ["NO_TRACE", "SOFTWARE_TRACE", "HARDWARE_TRACE", "FULL_TRACE"]
 
 
-_CLASSES = declare_messages("tftk/step_stats.proto", "tftk", _MESSAGES,
-                            enums={"RunOptions": [("TraceLevel", _TRACE_LEVELS)]},
-                            dependencies=("tensorboardX/proto/types.proto",
-                                          "tensorboardX/proto/tensor_shape.proto"))
+_CLASSES = declare_file("tftk/step_stats.proto", "tftk", _MESSAGES,
+                        enums={"RunOptions.TraceLevel": _TRACE_LEVELS},
+                        dependencies=("tensorboardX/proto/types.proto",
+                                      "tensorboardX/proto/tensor_shape.proto"))
 StepStats = _CLASSES["StepStats"]
 NodeExecStats = _CLASSES["NodeExecStats"]
 RunMetadataProto = _CLASSES["RunMetadata"]
