@@ -80,3 +80,29 @@ def test_scan_foldl_foldr_values():
 def test_body_returning_wrong_dtype_fails_at_build_time():
     with pytest.raises(TypeError, match="enters the loop as int32"):
         tf.while_loop(lambda i: i < 3, lambda i: tf.cast(i, tf.float32), [tf.constant(0)])
+
+
+STATE_UPDATES_IN_BODY = [  # (update built in the body from (i, variable), variable's initial value, value after 5 iterations)
+    ("assign_add", lambda i, v: tf.assign_add(v, 1.0), 0.0, 5.0),
+    ("assign_sub", lambda i, v: tf.assign_sub(v, 2.0), 10.0, 0.0),
+    ("scatter_add", lambda i, v: tf.scatter_add(v, [i % 3], [2.0]), [0.0, 0.0, 0.0], [4.0, 4.0, 2.0]),
+    ("variable_method", lambda i, v: v.assign_add(tf.cast(i, tf.float32)), 0.0, 10.0),
+]
+
+
+@pytest.mark.parametrize("update, initial, expected", [row[1:] for row in STATE_UPDATES_IN_BODY],
+                         ids=[row[0] for row in STATE_UPDATES_IN_BODY])
+def test_body_updates_an_outer_variable_in_place(update, initial, expected):
+    v = tf.Variable(initial, dtype=tf.float32)
+
+    def body(i):
+        with tf.control_dependencies([update(i, v)]):
+            return i + 1
+
+    loop = tf.while_loop(lambda i: i < 5, body, [tf.constant(0)])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(loop) == 5
+        np.testing.assert_allclose(sess.run(v), expected)
+        sess.run(loop)  # a second run goes on from the stored value
+        np.testing.assert_allclose(sess.run(v), 2 * np.asarray(expected) - np.asarray(initial))

@@ -64,6 +64,7 @@ class KernelContext:
         self._resources: dict[tuple[Operation, str], Any] = {}
 
     def box(self, variable_op: Operation) -> VariableBox:
+        variable_op = variable_op.attrs.get(registry.CAPTURED_STATE_ATTR, variable_op)  # a loop body's stand-in
         box = self.boxes.get(variable_op)
         if box is None:
             shared = variable_op.attrs.get("shared_name")  # queues etc. of one shared name share state

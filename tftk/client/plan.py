@@ -161,12 +161,7 @@ def state_name(op: Operation) -> str:
     return op.attrs.get("shared_name") or op.name
 
 
-def variable_of(ref: Tensor) -> Operation:
-    """The op holding the state behind a reference (through aliases such as Identity)."""
-    producer = ref.op
-    while _inline(producer) is Inline.ALIAS and producer.inputs:
-        producer = producer.inputs[0].op
-    return producer
+variable_of = registry.state_holder  # the op holding the state behind a reference
 
 
 def _readers(variable: Operation, members: set) -> list[Operation]:

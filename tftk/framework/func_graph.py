@@ -1,13 +1,18 @@
 """`FuncGraph`: a sub-graph for a loop body or condition, traced from a Python function.
 
 Outer tensors it uses become placeholders ("captures") fed by the op that runs it, so the
-sub-graph can be compiled into its own plan. Variables always live in the root graph.
+sub-graph can be compiled into its own plan. Variables always live in the root graph: a body
+that reads a variable sees the value it had when the loop started (a captured value), and a
+body that updates one (`assign_add` inside a loop) writes the outer variable's storage through
+a `CapturedState` stand-in.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Iterable
 
+from tftk.framework import registry
 from tftk.framework.ops import Graph, Operation, Tensor
 
 __all__ = ["FuncGraph", "root_graph"]
@@ -25,6 +30,17 @@ class FuncGraph(Graph):
         self.outer_control_inputs: list[Operation] = []
         self.inputs: list[Tensor] = []
         self.outputs: list[Tensor] = []
+        self._state_captures: dict[Operation, Tensor] = {}  # outer stateful op -> CapturedState
+
+    @contextlib.contextmanager
+    def _outside_scopes(self):
+        """Create an op at the top of the sub-graph: no name scope, control dependency or cond."""
+        saved = self._name_stack, self._control_dependencies_stack, self._cond_stack
+        self._name_stack, self._control_dependencies_stack, self._cond_stack = "", [], []
+        try:
+            yield
+        finally:
+            self._name_stack, self._control_dependencies_stack, self._cond_stack = saved
 
     def capture(self, tensor: Tensor) -> Tensor:
         """The inner placeholder standing for an outer tensor (created on first use)."""
@@ -34,19 +50,29 @@ class FuncGraph(Graph):
         if inner is None:
             if isinstance(tensor.graph, FuncGraph) and tensor.graph is not self.outer_graph:
                 tensor = self.outer_graph.capture(tensor)  # type: ignore[attr-defined]
-            saved = self._name_stack, self._control_dependencies_stack, self._cond_stack
-            self._name_stack, self._control_dependencies_stack, self._cond_stack = "", [], []
-            try:
+            with self._outside_scopes():
                 op = super().create_op("Placeholder", [], [(tensor.dtype, tensor.shape)], "capture",
                                        {"dtype": tensor.dtype, "shape": tensor.shape})
-            finally:
-                self._name_stack, self._control_dependencies_stack, self._cond_stack = saved
             inner = self.captures[tensor] = op.outputs[0]
         return inner
 
+    def capture_state(self, ref: Tensor) -> Tensor:
+        """A stand-in for the outer stateful op behind `ref`, for ops updating it in place."""
+        holder = registry.state_holder(ref)
+        stand_in = self._state_captures.get(holder)
+        if stand_in is None:
+            with self._outside_scopes():
+                op = super().create_op("CapturedState", [], [(ref.dtype, ref.shape)], "captured_state",
+                                       {registry.CAPTURED_STATE_ATTR: holder})
+            stand_in = self._state_captures[holder] = op.outputs[0]
+        return stand_in
+
     def create_op(self, op_type: str, inputs: Iterable[Tensor], output_specs: list, name: str | None = None,
                   attrs: dict | None = None, control_inputs: Iterable[Operation] = ()) -> Operation:
-        inputs = [t if t.graph is self else self.capture(t) for t in inputs]
+        kind = registry.find(op_type)
+        refs = kind.ref_inputs if kind is not None else ()
+        inputs = [t if t.graph is self else self.capture_state(t) if i in refs else self.capture(t)
+                  for i, t in enumerate(inputs)]
         inner_controls = []
         for c in control_inputs:
             if c.graph is self:
@@ -73,3 +99,7 @@ def root_graph(graph: Graph) -> Graph:
     while isinstance(graph, FuncGraph):
         graph = graph.outer_graph
     return graph
+
+
+registry.register_op("CapturedState", inline=registry.Inline.VARIABLE, holds_state=True)
+registry.not_differentiable("CapturedState")

@@ -20,10 +20,14 @@ from __future__ import annotations
 import enum
 import sys
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 __all__ = ["OpKind", "Inline", "register_op", "register_gradient", "not_differentiable", "lookup",
-           "registered_types", "RegisterGradient", "NotDifferentiable", "register_fusion", "fusion"]
+           "registered_types", "RegisterGradient", "NotDifferentiable", "register_fusion", "fusion",
+           "state_holder", "find", "CAPTURED_STATE_ATTR"]
+
+# The attr of a sub-graph's stand-in for an outer stateful op (see func_graph.FuncGraph.capture_state)
+CAPTURED_STATE_ATTR = "captured_state"
 
 
 class Inline(str, enum.Enum):
@@ -149,6 +153,25 @@ def lookup(op_type: str) -> OpKind:
         return _REGISTRY[op_type]
     except KeyError:
         raise KeyError(f"No op type {op_type!r} is registered") from None
+
+
+def find(op_type: str) -> OpKind | None:
+    """The registration of `op_type`, or None when nothing registered it (yet)."""
+    return _REGISTRY.get(op_type)
+
+
+def state_holder(ref: Any) -> Any:
+    """The op holding the state behind a reference tensor: through aliases (Identity) and
+    through a sub-graph's stand-in to the outer op (a variable assigned inside a loop body)."""
+    producer = ref.op
+    while True:
+        kind = _REGISTRY.get(producer.type)
+        if kind is not None and kind.inline is Inline.ALIAS and producer.inputs:
+            producer = producer.inputs[0].op
+        elif CAPTURED_STATE_ATTR in producer.attrs:
+            producer = producer.attrs[CAPTURED_STATE_ATTR]
+        else:
+            return producer
 
 
 def registered_types() -> list[str]:
