@@ -13,6 +13,8 @@ import numpy as np
 from tftk.framework.ops import GraphKeys, Tensor, get_default_graph
 from tftk.train.session_run_hook import SessionRunArgs, SessionRunHook
 from tftk.train.training_util import get_global_step
+from tftk.summary.writer import SessionLog
+from tftk.summary.protos import scalar
 
 __all__ = ["SecondOrStepTimer", "StopAtStepHook", "LoggingTensorHook", "CheckpointSaverListener",
            "CheckpointSaverHook", "SummarySaverHook", "StepCounterHook", "NanTensorHook",
@@ -256,7 +258,6 @@ class SummarySaverHook(SessionRunHook):
             return
         step = int(run_values.results["global_step"])
         if self._next_step is None:
-            from tftk.summary.writer import SessionLog
             self._writer.add_session_log(SessionLog(status=SessionLog.START), step)
         if self._request:
             self._timer.update_last_triggered_step(step)
@@ -292,7 +293,6 @@ class StepCounterHook(SessionRunHook):
             return
         secs, steps = self._timer.update_last_triggered_step(step)
         if secs and steps and self._writer is not None:
-            from tftk.summary.protos import scalar
             self._writer.add_summary(scalar("global_step/sec", steps / secs), step)
 
 

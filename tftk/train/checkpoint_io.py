@@ -25,6 +25,7 @@ import numpy as np
 
 from tftk.atomic import atomic_open
 from tftk.framework.errors import DataLossError, InvalidArgumentError, NotFoundError
+from tftk.train import tensor_bundle
 
 __all__ = [
     "DATA_SUFFIX", "data_path", "save_arrays", "save_bundle", "load_arrays", "load_variable", "list_variables",
@@ -50,7 +51,6 @@ def _is_bundle(prefix: str | os.PathLike) -> bool:
 
 def _bundle():
     """The V2 module, imported on use: it pulls in protobuf, which `tftk --help` must not pay for."""
-    from tftk.train import tensor_bundle
     return tensor_bundle
 
 

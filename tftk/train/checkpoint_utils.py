@@ -15,6 +15,9 @@ from tftk.framework import dtypes, registry
 from tftk.framework.errors import NotFoundError
 from tftk.train import checkpoint_io
 from tftk.train.checkpoint_state import latest_checkpoint
+from tftk.framework.ops import GraphKeys, get_default_graph
+from tftk.ops import state_ops
+from tftk.ops.op_builder import make_op
 
 __all__ = ["CheckpointReader", "NewCheckpointReader", "load_checkpoint", "list_variables", "load_variable",
            "checkpoint_exists", "init_from_checkpoint"]
@@ -100,9 +103,6 @@ def init_from_checkpoint(ckpt_dir_or_file: str | os.PathLike, assignment_map: Ma
     and `{"old_scope/": "new_scope/"}` for every variable of a scope (`"/"` for all). The values
     are read when the initializer runs, not now.
     """
-    from tftk.framework.ops import GraphKeys, get_default_graph
-    from tftk.ops import state_ops
-    from tftk.ops.op_builder import make_op
 
     reader = load_checkpoint(ckpt_dir_or_file)
     stored = reader.get_variable_to_shape_map()

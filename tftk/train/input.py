@@ -15,6 +15,11 @@ from tftk.framework.ops import GraphKeys, Tensor, control_dependencies, convert_
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.ops.data_flow_ops import FIFOQueue, QueueBase, RandomShuffleQueue
 from tftk.train.queue_runner import QueueRunner, add_queue_runner
+from tftk.ops.array_ops import identity
+from tftk.ops.variables import Variable
+from tftk.ops.random_ops import random_shuffle
+from tftk.ops.sequence_ops import range as range_op
+from tftk.ops.gather_ops import gather
 
 __all__ = ["limit_epochs", "input_producer", "string_input_producer", "range_input_producer",
            "slice_input_producer", "batch", "shuffle_batch"]
@@ -22,8 +27,6 @@ __all__ = ["limit_epochs", "input_producer", "string_input_producer", "range_inp
 
 def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = None) -> Tensor:
     """`tensor`, readable `num_epochs` times; the next read raises OutOfRangeError."""
-    from tftk.ops.array_ops import identity
-    from tftk.ops.variables import Variable
     tensor = convert_to_tensor(tensor)
     if num_epochs is None:
         return tensor
@@ -41,7 +44,6 @@ def input_producer(input_tensor: Any, element_shape: Any = None, num_epochs: int
                    shared_name: str | None = None, summary_name: str | None = None, name: str | None = None,
                    cancel_op: Any = None) -> QueueBase:
     """A queue fed, pass after pass, with the rows of `input_tensor` (shuffled per pass)."""
-    from tftk.ops.random_ops import random_shuffle
     input_tensor = convert_to_tensor(input_tensor)
     shape = input_tensor.shape[1:] if input_tensor.shape.ndims else TensorShape(None)
     element_shape = shape.merge_with(as_shape(element_shape)) if element_shape is not None else shape
@@ -73,7 +75,6 @@ def string_input_producer(string_tensor: Any, num_epochs: int | None = None, shu
 def range_input_producer(limit: int, num_epochs: int | None = None, shuffle: bool = True, seed: int | None = None,
                          capacity: int = 32, shared_name: str | None = None, name: str | None = None) -> Tensor:
     """The next integer of 0..limit-1 (shuffled per pass) each run."""
-    from tftk.ops.sequence_ops import range as range_op
     queue = input_producer(range_op(limit), [], num_epochs, shuffle, seed, capacity, shared_name,
                            name=name or "input_producer")
     return queue.dequeue()
@@ -83,7 +84,6 @@ def slice_input_producer(tensor_list: Sequence[Any], num_epochs: int | None = No
                          seed: int | None = None, capacity: int = 32, shared_name: str | None = None,
                          name: str | None = None) -> list[Tensor]:
     """The same row of every tensor in `tensor_list` (they share a first dimension) each run."""
-    from tftk.ops.gather_ops import gather
     tensors = [convert_to_tensor(t) for t in tensor_list]
     if not tensors:
         raise ValueError("slice_input_producer needs at least one tensor")

@@ -13,6 +13,8 @@ from typing import Any, Sequence
 
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.ops import math_ops
+from tftk.framework import dtypes
+from tftk.ops.control_flow_ops import case, cond
 
 __all__ = ["exponential_decay", "piecewise_constant", "polynomial_decay", "natural_exp_decay",
            "inverse_time_decay", "cosine_decay"]
@@ -28,7 +30,6 @@ def _as(value: Any, dtype: Any) -> Tensor:
 def _rounded_pow(base: Tensor, exponent: Tensor) -> Tensor:
     """base ** exponent correctly rounded to base's dtype, via float64. numpy's float32 power is one ulp
     off TF1's printed schedule of seed 000 at step 4 (0.09587315 for 0.095873155); this is not."""
-    from tftk.framework import dtypes
     if base.dtype is dtypes.float64:
         return math_ops.pow(base, exponent)
     wide = math_ops.pow(math_ops.cast(base, dtypes.float64), math_ops.cast(exponent, dtypes.float64))
@@ -95,7 +96,6 @@ def polynomial_decay(learning_rate: Any, global_step: Any, decay_steps: Any, end
     With `cycle`, decay_steps is instead stretched to the first multiple of itself above the step
     (so the rate jumps back up and decays again).
     """
-    from tftk.ops.control_flow_ops import cond
     _require_step(global_step, "polynomial_decay")
     with name_scope(name, "PolynomialDecay", [learning_rate, global_step]) as scope:
         lr = convert_to_tensor(learning_rate, name="learning_rate")
@@ -136,7 +136,6 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
       boundaries: increasing numbers or scalar tensors of x's dtype (int32 boundaries widen for an int64 x).
       values: len(boundaries) + 1 numbers or scalar tensors of one dtype.
     """
-    from tftk.ops.control_flow_ops import case
     if len(boundaries) != len(values) - 1:
         raise ValueError(f"The length of boundaries ({len(boundaries)}) should be 1 less than the length "
                          f"of values ({len(values)}).")
@@ -158,7 +157,6 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
 
 def _boundary(b: Any, x: Tensor) -> Tensor:
     """A boundary in x's dtype: numbers convert, int32 tensors widen to int64; anything else must match."""
-    from tftk.framework import dtypes
     if not isinstance(b, Tensor) and not hasattr(b, "_ref"):
         if x.dtype.is_integer and isinstance(b, float) and not b.is_integer():
             raise ValueError(f"Boundaries ({b}) must have the same dtype as x ({x.dtype.name}).")

@@ -19,6 +19,12 @@ from tftk.train.basic_session_run_hooks import (CheckpointSaverHook, StepCounter
 from tftk.train.coordinator import Coordinator
 from tftk.train.session_manager import SessionManager
 from tftk.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
+from tftk.ops.control_flow_ops import group
+from tftk.ops.summary_ops import merge_all
+from tftk.ops.variables import (
+    global_variables, global_variables_initializer, local_variables_initializer,
+    report_uninitialized_variables)
+from tftk.train.saver import Saver
 
 __all__ = ["Scaffold", "ChiefSessionCreator", "WorkerSessionCreator", "MonitoredSession", "SingularMonitoredSession",
            "MonitoredTrainingSession"]
@@ -42,11 +48,6 @@ class Scaffold:
 
     def finalize(self) -> "Scaffold":
         """Create the missing ops, then finalize the graph (no op may be added afterwards)."""
-        from tftk.ops.control_flow_ops import group
-        from tftk.ops.summary_ops import merge_all
-        from tftk.ops.variables import (global_variables, global_variables_initializer,
-                                        local_variables_initializer, report_uninitialized_variables)
-        from tftk.train.saver import Saver
         graph = get_default_graph()
         if self._ready_for_local_init_op is None:
             self._ready_for_local_init_op = report_uninitialized_variables(global_variables())

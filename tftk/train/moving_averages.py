@@ -14,7 +14,10 @@ from typing import Any
 from tftk.framework import dtypes
 from tftk.framework.ops import GraphKeys, Operation, Tensor, control_dependencies, convert_to_tensor, name_scope
 from tftk.ops import math_ops, state_ops
-from tftk.ops.variables import Variable
+from tftk.ops.variables import Variable, global_variables, moving_average_variables, trainable_variables
+from tftk.ops.array_ops import zeros
+from tftk.ops.control_flow_ops import group
+from tftk.train.optimizer import create_slot_variable
 
 __all__ = ["ExponentialMovingAverage", "assign_moving_average"]
 
@@ -45,7 +48,6 @@ def _in_dtype(value: Any, dtype: Any) -> Tensor:
 
 def _zero_debias(unbiased: Variable, value: Any, one_minus_decay: Tensor) -> Tensor:
     """The delta that makes `unbiased` the bias-corrected average (TF1's moving_averages._zero_debias)."""
-    from tftk.ops.array_ops import zeros
     graph = unbiased.graph
     with graph.name_scope(None):
         biased = Variable(lambda: zeros(unbiased.shape.as_list(), unbiased.dtype), trainable=False,
@@ -87,9 +89,6 @@ class ExponentialMovingAverage:
         Raises:
           TypeError: an element is not a float16/32/64 Variable or Tensor.
         """
-        from tftk.ops.control_flow_ops import group
-        from tftk.ops.variables import trainable_variables
-        from tftk.train.optimizer import create_slot_variable
         var_list = trainable_variables() if var_list is None else list(var_list)
         debiased = set()
         for var in var_list:
@@ -103,7 +102,6 @@ class ExponentialMovingAverage:
                 avg = create_slot_variable(var, var.initialized_value, self._name)
                 var.graph.add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
             else:
-                from tftk.ops.array_ops import zeros
                 avg = create_slot_variable(var, lambda v=var: zeros(v.shape.as_list(), v.dtype), self._name)
                 if self._zero_debias:
                     debiased.add(avg)
@@ -129,7 +127,6 @@ class ExponentialMovingAverage:
 
     def variables_to_restore(self, moving_avg_variables: list[Any] | None = None) -> dict[str, Any]:
         """{checkpoint name: variable}: averaged variables load their shadow's value, the others their own."""
-        from tftk.ops.variables import global_variables, moving_average_variables, trainable_variables
         if moving_avg_variables is None:
             moving_avg_variables = trainable_variables() + moving_average_variables()
         averaged = list(dict.fromkeys(moving_avg_variables))

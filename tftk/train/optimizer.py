@@ -22,6 +22,12 @@ from tftk.framework.indexed_slices import IndexedSlices
 from tftk.framework.ops import (GraphKeys, Operation, Tensor, control_dependencies, convert_to_tensor,
                                 get_default_graph, name_scope)
 from tftk.ops.variables import Variable
+from tftk.ops.control_flow_ops import group, tuple as gate_tuple
+from tftk.ops.gradients_impl import gradients
+from tftk.ops.state_ops import assign_add
+from tftk.ops.math_ops import cast
+from tftk.ops.array_ops import zeros
+from tftk.ops.constant_op import constant
 
 __all__ = ["Optimizer"]
 
@@ -93,8 +99,6 @@ class Optimizer:
         Returns:
           A list of (gradient, variable) pairs; a gradient is a Tensor, an IndexedSlices or None.
         """
-        from tftk.ops.control_flow_ops import tuple as gate_tuple
-        from tftk.ops.gradients_impl import gradients
         if gate_gradients not in (Optimizer.GATE_NONE, Optimizer.GATE_OP, Optimizer.GATE_GRAPH):
             raise ValueError("gate_gradients must be one of: Optimizer.GATE_NONE, Optimizer.GATE_OP, "
                              f"Optimizer.GATE_GRAPH.  Not {gate_gradients}")
@@ -176,7 +180,6 @@ class Optimizer:
             if global_step is None:
                 apply_updates = self._finish(update_ops, scope)
             else:
-                from tftk.ops.state_ops import assign_add
                 with control_dependencies([self._finish(update_ops, "update")]):
                     apply_updates = assign_add(global_step, 1, name=scope).op
         train_ops = graph.get_collection_ref(GraphKeys.TRAIN_OP)
@@ -215,7 +218,6 @@ class Optimizer:
 
     def _finish(self, update_ops: list[Operation], name_scope: str) -> Operation:
         """Group the updates (Adam also advances its beta powers here)."""
-        from tftk.ops.control_flow_ops import group
         return group(*update_ops, name=name_scope)
 
     def _set_hyper(self, name: str, value: Any) -> None:
@@ -231,7 +233,6 @@ class Optimizer:
 
     def _hyper(self, name: str, var: Any) -> Tensor:
         """Hyperparameter `name` as a scalar tensor of `var`'s dtype (built once per dtype and apply)."""
-        from tftk.ops.math_ops import cast
         dtype = var.dtype
         key = (name, dtype)
         if key not in self._hyper_tensors:
@@ -252,11 +253,9 @@ class Optimizer:
         return named[key]
 
     def _zeros_slot(self, var: Variable, slot_name: str, op_name: str | None = None) -> Variable:
-        from tftk.ops.array_ops import zeros
         return self._slot(var, slot_name, lambda: zeros(var.shape.as_list(), var.dtype), op_name)
 
     def _filled_slot(self, var: Variable, slot_name: str, value: float, op_name: str | None = None) -> Variable:
-        from tftk.ops.constant_op import constant
         return self._slot(var, slot_name, lambda: constant(value, var.dtype, var.shape.as_list()), op_name)
 
     def _non_slot_variable(self, name: str, initial_value: Any, like: Variable) -> Variable:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from tftk.framework.indexed_slices import IndexedSlices
-from tftk.framework.ops import Operation, Tensor
+from tftk.framework.ops import Operation, Tensor, control_dependencies, get_default_graph
 from tftk.ops.variables import Variable
 from tftk.train.optimizer import Optimizer
 from tftk.train.training_ops import apply_update
+from tftk.ops.control_flow_ops import group
 
 __all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
            "AdamOptimizer", "FtrlOptimizer", "RMSPropOptimizer"]
@@ -161,7 +162,6 @@ class AdamOptimizer(_FusedOptimizer):
         self._learning_rate, self._beta1, self._beta2, self._epsilon = learning_rate, beta1, beta2, epsilon
 
     def _get_beta_accumulators(self, graph: Any = None) -> tuple[Variable, Variable]:
-        from tftk.framework.ops import get_default_graph
         graph = graph or get_default_graph()
         return self._non_slot_dict[("beta1_power", graph)], self._non_slot_dict[("beta2_power", graph)]
 
@@ -189,8 +189,6 @@ class AdamOptimizer(_FusedOptimizer):
         return [self.get_slot(var, "m"), self.get_slot(var, "v")]
 
     def _finish(self, update_ops: list[Operation], name_scope: str) -> Operation:
-        from tftk.framework.ops import control_dependencies
-        from tftk.ops.control_flow_ops import group
         beta1_power, beta2_power = self._get_beta_accumulators(update_ops[0].graph)
         with control_dependencies(update_ops):
             update_beta1 = beta1_power.assign(beta1_power * self._hyper("beta1", beta1_power),

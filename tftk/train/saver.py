@@ -25,6 +25,9 @@ from tftk.train.checkpoint_io import (checkpoint_exists, list_variables, load_ar
                                       save_bundle)
 from tftk.train.checkpoint_state import (CheckpointRetention, get_checkpoint_state,
                                          latest_checkpoint, update_checkpoint_state)
+from tftk.ops.constant_op import constant, placeholder_with_default
+from tftk.proto.tensorflow import SaverDef
+from tftk.formats.meta_graph import export_meta_graph
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists"]
 
@@ -196,7 +199,6 @@ class Saver:
         variable_ops = list(named.values())
         with graph.as_default(), graph.control_dependencies(None), guard_scope(graph, ()):
             with graph.name_scope(self._name):
-                from tftk.ops.constant_op import constant, placeholder_with_default
                 self._filename = placeholder_with_default(
                     constant(self._default_filename, dtypes.string, name="filename"), [], name="Const")
                 self._save = make_op("SaveV2", [self._filename] + [op.outputs[0] for op in variable_ops],
@@ -272,7 +274,6 @@ class Saver:
     @property
     def saver_def(self):
         """This Saver as TF's SaverDef proto (tensor and op names, retention, format V2)."""
-        from tftk.proto.tensorflow import SaverDef
         self.build()
         if self._is_empty:
             return SaverDef()
@@ -289,7 +290,6 @@ class Saver:
     def export_meta_graph(self, filename: str | os.PathLike | None = None, collection_list=None,
                           as_text: bool = False, clear_devices: bool = False, **kwargs):
         """Write (and return) the MetaGraphDef of this Saver's graph with its SaverDef."""
-        from tftk.formats.meta_graph import export_meta_graph
         self.build()
         return export_meta_graph(filename, saver_def=self.saver_def, collection_list=collection_list,
                                  as_text=as_text, graph=getattr(self, "_graph", None),

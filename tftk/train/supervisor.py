@@ -22,6 +22,16 @@ from tftk.framework.ops import Graph, GraphKeys, get_default_graph
 from tftk.train.coordinator import Coordinator, LooperThread
 from tftk.train.session_manager import SessionManager
 from tftk.train.training_util import get_global_step
+from tftk.ops.control_flow_ops import group
+from tftk.ops.summary_ops import merge_all
+from tftk.ops.variables import (
+    global_variables, global_variables_initializer, local_variables_initializer,
+    report_uninitialized_variables)
+from tftk.train.saver import Saver
+from tftk.formats.meta_graph import create_meta_graph_def
+from tftk.summary.graph_def import graph_to_graph_def
+from tftk.summary.writer import FileWriter, SessionLog
+from tftk.summary.protos import scalar
 
 __all__ = ["Supervisor"]
 
@@ -73,7 +83,6 @@ class Supervisor:
         if summary_writer is Supervisor.USE_DEFAULT:
             summary_writer = None
             if is_chief and self._logdir is not None:
-                from tftk.summary.writer import FileWriter  # lazy: tensorboardX
                 summary_writer = FileWriter(self._logdir)
         self._summary_writer = summary_writer
         self._graph_added_to_summary = False
@@ -86,11 +95,6 @@ class Supervisor:
     def _init_ops(self, ready_op: Any, ready_for_local_init_op: Any, init_op: Any, local_init_op: Any,
                   summary_op: Any, saver: Any, global_step: Any) -> None:
         """Resolve USE_DEFAULT arguments to the graph's ops (creating them if needed)."""
-        from tftk.ops.control_flow_ops import group
-        from tftk.ops.summary_ops import merge_all
-        from tftk.ops.variables import (global_variables, global_variables_initializer,
-                                        local_variables_initializer, report_uninitialized_variables)
-        from tftk.train.saver import Saver
         default = Supervisor.USE_DEFAULT
         self._ready_op = report_uninitialized_variables() if ready_op is default else ready_op
         # a worker may initialise its local variables once the shared (global) ones are ready
@@ -155,8 +159,6 @@ class Supervisor:
 
     def _write_graph_events(self) -> None:
         """The graph event and the MetaGraphDef event (graph + SaverDef), as TF1's Supervisor writes."""
-        from tftk.formats.meta_graph import create_meta_graph_def
-        from tftk.summary.graph_def import graph_to_graph_def
         graph_def = graph_to_graph_def(self._graph, add_shapes=True)
         self._summary_writer.add_graph(graph_def)
         saver_def = getattr(self._saver, "saver_def", None) if self._saver is not None else None
@@ -170,7 +172,6 @@ class Supervisor:
                                "supervisors can write events.")
         threads: list[LooperThread] = []
         if self._summary_writer is not None:
-            from tftk.summary.writer import SessionLog
             if not self._graph_added_to_summary:
                 self._write_graph_events()
             step = None if self._global_step is None else int(sess.run(self._global_step))
@@ -200,7 +201,6 @@ class Supervisor:
     def _save_checkpoint(self, sess: Any) -> None:
         path = self._saver.save(sess, self._save_path, global_step=self._global_step)
         if self._summary_writer is not None and self._global_step is not None:
-            from tftk.summary.writer import SessionLog
             self._summary_writer.add_session_log(
                 SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=path), int(sess.run(self._global_step)))
 
@@ -283,7 +283,6 @@ class _StepCounterThread(LooperThread):
         now = time.time()
         elapsed = now - self._last_time
         if elapsed > 0 and step > self._last_step:
-            from tftk.summary.protos import scalar
             tag = f"{self._sv.global_step.op.name}/sec"
             self._sv.summary_writer.add_summary(scalar(tag, (step - self._last_step) / elapsed), step)
         self._last_time, self._last_step = now, step

@@ -17,6 +17,10 @@ from tftk.framework.ops import GraphKeys, Operation, colocate_with, control_depe
 from tftk.train.optimizer import Optimizer
 from tftk.train.queue_runner import QueueRunner
 from tftk.train.session_run_hook import SessionRunHook
+from tftk.ops import array_ops, state_ops
+from tftk.ops.control_flow_ops import group, no_op
+from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
+from tftk.ops.variables import Variable, global_variables, report_uninitialized_variables
 
 __all__ = ["SyncReplicasOptimizer"]
 
@@ -57,10 +61,6 @@ class SyncReplicasOptimizer(Optimizer):
     def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Any]], global_step: Any = None,
                         name: str | None = None) -> Operation:
         """The train op of a replica: accumulate its gradients, then wait for the next token."""
-        from tftk.ops import array_ops, state_ops
-        from tftk.ops.control_flow_ops import group, no_op
-        from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
-        from tftk.ops.variables import Variable, global_variables, report_uninitialized_variables
         pairs = list(grads_and_vars)
         if not pairs:
             raise ValueError("Must supply at least one variable")
@@ -116,8 +116,6 @@ class SyncReplicasOptimizer(Optimizer):
 
     def get_init_tokens_op(self, num_tokens: int = -1) -> Operation:
         """Tokens letting the replicas start the first step (default: replicas_to_aggregate of them)."""
-        from tftk.ops import array_ops
-        from tftk.ops.control_flow_ops import no_op
         if not self._gradients_applied:
             raise ValueError("get_init_tokens_op() should be called after apply_gradients().")
         tokens_needed = self._replicas_to_aggregate - self._total_num_replicas

@@ -27,6 +27,7 @@ from tftk.kernels.crc32c import extend, mask, unmask
 from tftk.proto.tensorflow import BundleEntryProto, BundleHeaderProto, DataType
 from tftk.summary.tensor_proto import TensorProtoError, datatype_enum, numpy_dtype, shape_proto
 from tftk.train.sorted_table import TableError, build_table, read_table
+from tftk.train.tensor_slices import assemble
 
 __all__ = ["index_path", "data_paths", "write_bundle", "BundleReader", "is_bundle"]
 
@@ -176,7 +177,6 @@ class BundleReader:
             raise NotFoundError(None, None, f"Key {name!r} not found in checkpoint {self.prefix!r}")
         entry = self.entries[name]
         if entry.slices:
-            from tftk.train.tensor_slices import assemble
             return assemble(self, name, entry)
         return self._read_entry(name, entry)
 

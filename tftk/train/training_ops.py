@@ -20,6 +20,7 @@ from tftk.framework.indexed_slices import IndexedSlices
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops.op_builder import make_multi_op
+from tftk.ops.state_ops import _ref_tensor
 
 __all__ = ["UpdateKind", "UPDATE_KINDS", "apply_update"]
 
@@ -101,7 +102,6 @@ def apply_update(op_type: str, var: Any, slots: Sequence[Any], hypers: Sequence[
     Returns:
       The update Operation (no outputs).
     """
-    from tftk.ops.state_ops import _ref_tensor
     kind = UPDATE_KINDS[op_type]
     if len(slots) != len(kind.slots) or len(hypers) != len(kind.hypers):
         raise ValueError(f"{op_type} takes slots {kind.slots} and hyperparameters {kind.hypers}")

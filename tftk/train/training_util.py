@@ -7,6 +7,8 @@ from typing import Any
 from tftk.framework import dtypes
 from tftk.framework.ops import GraphKeys, Graph, Tensor, get_default_graph
 from tftk.ops.variables import Variable
+from tftk.ops.init_ops import zeros_initializer
+from tftk.ops.variable_scope import get_variable
 
 __all__ = ["get_global_step", "create_global_step", "get_or_create_global_step", "global_step",
            "assert_global_step"]
@@ -47,8 +49,6 @@ def get_global_step(graph: Graph | None = None) -> Any:
 
 def create_global_step(graph: Graph | None = None) -> Variable:
     """Create the int64 scalar variable `global_step` (zero, not trainable, in GLOBAL_STEP); fails if one exists."""
-    from tftk.ops.init_ops import zeros_initializer
-    from tftk.ops.variable_scope import get_variable
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')
