@@ -1,7 +1,9 @@
 """tf.random.* and tf.initializers.* against real TensorFlow: static shapes, dtypes and run-time shapes of
 the draws, the deterministic initializers' values, and the scale of each random initializer.
 
-Values of random draws are not compared: tftk's streams are not TF's Philox streams.
+The values of uniform, normal and truncated-normal draws are compared in test_random_streams_tf.py;
+the other draws (shuffle, categorical, gamma, poisson) come from numpy streams, so only their shapes
+are compared here.
 """
 
 

@@ -2,6 +2,10 @@
 
 Each random op owns one generator per session, seeded from (graph seed, op seed), so a fresh
 session replays the same sequence, and successive runs in one session draw new values.
+`random_uniform`, `random_normal` and `truncated_normal` (and with them the initializers and
+dropout) draw from TF's own Philox stream (`kernels/philox.py`): for the same seeds they give
+TF's values, run after run. The other random ops draw from numpy generators with the same
+seeding rules but their own values.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape
+from tftk.kernels import philox
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_op
 
@@ -21,6 +26,7 @@ __all__ = ["set_random_seed", "get_seed", "random_normal", "random_uniform", "tr
            "random_shuffle", "multinomial", "random_gamma", "categorical", "random_poisson", "DEFAULT_GRAPH_SEED"]
 
 DEFAULT_GRAPH_SEED = 87654321
+_MAXINT32 = 2**31 - 1
 
 
 def set_random_seed(seed: int | None) -> None:
@@ -33,10 +39,12 @@ def get_seed(op_seed: int | None) -> tuple[int | None, int | None]:
     graph = get_default_graph()
     graph_seed = graph.seed
     if graph_seed is not None:
-        return graph_seed, op_seed if op_seed is not None else graph._last_id
-    if op_seed is not None:
-        return DEFAULT_GRAPH_SEED, op_seed
-    return None, None
+        seeds = graph_seed % _MAXINT32, (op_seed if op_seed is not None else graph._last_id) % _MAXINT32
+    elif op_seed is not None:
+        seeds = DEFAULT_GRAPH_SEED, op_seed % _MAXINT32
+    else:
+        return None, None
+    return (0, _MAXINT32) if seeds == (0, 0) else seeds  # (0, 0) would mean "nondeterministic" to TF
 
 
 def generator_for(op, ctx) -> np.random.Generator:
@@ -49,6 +57,19 @@ def generator_for(op, ctx) -> np.random.Generator:
         return np.random.default_rng([seed & 0xFFFFFFFF, seed2 & 0xFFFFFFFF])
 
     return ctx.resource(op, "rng", create)
+
+
+def philox_for(op, ctx) -> philox.PhiloxState:
+    """The per-session Philox stream of a random op drawing TF's values."""
+    seed, seed2 = op.get_attr("seed"), op.get_attr("seed2")
+
+    def create() -> philox.PhiloxState:
+        if seed is None:
+            entropy = _py_random.SystemRandom()
+            return philox.PhiloxState(entropy.getrandbits(64), entropy.getrandbits(64))
+        return philox.PhiloxState(seed, seed2)
+
+    return ctx.resource(op, "philox", create)
 
 
 def _shape_input(shape: Any) -> tuple[Tensor, TensorShape]:
@@ -65,39 +86,50 @@ def _random_op(op_type: str, draw: Callable) -> None:
         rng = generator_for(op, ctx)
         return lambda shape, *extra: draw(rng, tuple(int(d) for d in shape), op, *extra)
 
+    _register_random(op_type, factory)
+
+
+def _register_random(op_type: str, factory: Callable) -> None:
     registry.register_op(op_type, factory, stateful=True)
     registry.not_differentiable(op_type)
 
 
-def _normal(rng, shape, op):
-    npd = op.outputs[0].dtype.as_numpy_dtype
-    out = rng.standard_normal(shape, dtype=npd if npd in (np.float32, np.float64) else np.float64)
-    return out.astype(npd, copy=False)
+_PHILOX_TYPES: set[str] = set()  # op types whose per-session stream is a PhiloxState
 
 
-def _truncated(rng, shape, op):
-    """Standard normal values, redrawing any outside two standard deviations."""
-    npd = op.outputs[0].dtype.as_numpy_dtype
-    out = rng.standard_normal(shape)
-    bad = np.abs(out) > 2.0
-    while bad.any():
-        out[bad] = rng.standard_normal(int(bad.sum()))
-        bad = np.abs(out) > 2.0
-    return out.astype(npd)
+def _philox_op(op_type: str, draw: Callable) -> None:
+    """Register a random op on TF's Philox stream: `draw(key, counter, n, op, *extra)` gives n values."""
+
+    def factory(op, ctx):
+        stream = philox_for(op, ctx)
+
+        def kernel(shape, *extra):
+            dims = tuple(int(d) for d in shape)
+            n = int(np.prod(dims, dtype=np.int64))
+            key, counter = stream.reserve(n)
+            return draw(key, counter, n, op, *extra).reshape(dims)
+        return kernel
+
+    _PHILOX_TYPES.add(op_type)
+    _register_random(op_type, factory)
 
 
-def _uniform(rng, shape, op, lo, hi):
-    npd = op.outputs[0].dtype.as_numpy_dtype
+def _numpy_dtype(op):
+    return op.outputs[0].dtype.as_numpy_dtype
+
+
+def _uniform(key, counter, n, op, lo, hi):
+    npd = _numpy_dtype(op)
     if np.issubdtype(npd, np.integer):
         if not lo < hi:
             raise ValueError(f"Need minval < maxval, got {lo} >= {hi}")
-        return rng.integers(lo, hi, size=shape, dtype=npd)
-    return (lo + (hi - lo) * rng.random(shape)).astype(npd)
+        return philox.uniform_int(key, counter, n, int(lo), int(hi), npd)
+    return philox.uniform_float(key, counter, n, npd) * (hi - lo) + lo  # TF: rnd * (max - min) + min
 
 
-_random_op("RandomStandardNormal", _normal)
-_random_op("TruncatedNormal", _truncated)
-_random_op("RandomUniform", _uniform)
+_philox_op("RandomStandardNormal", lambda key, counter, n, op: philox.standard_normal(key, counter, n, _numpy_dtype(op)))
+_philox_op("TruncatedNormal", lambda key, counter, n, op: philox.truncated_normal(key, counter, n, _numpy_dtype(op)))
+_philox_op("RandomUniform", _uniform)
 
 
 def _scaled(op_type: str, shape: Any, dtype: Any, seed: int | None, name: str | None,
@@ -208,15 +240,20 @@ def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.f
 def stream_states(session, ops) -> dict[str, dict]:
     """Op name -> generator state of each random op in `ops` within `session`, so that a checkpoint can
     carry the random streams (dropout masks, sampled candidates) and a resumed run draws what it would have."""
-    context = session._context  # where generator_for keeps each op's per-session generator
-    return {op.name: generator_for(op, context).bit_generator.state for op in ops}
+    context = session._context  # where generator_for / philox_for keep each op's per-session stream
+    return {op.name: philox_for(op, context).state if op.type in _PHILOX_TYPES
+            else generator_for(op, context).bit_generator.state for op in ops}
 
 
 def restore_stream_states(session, graph, states: dict[str, dict]) -> None:
     """Put back what `stream_states` returned (the generators are the ones the kernels already hold)."""
     context = session._context
     for name, state in states.items():
-        generator_for(graph.get_operation_by_name(name), context).bit_generator.state = state
+        op = graph.get_operation_by_name(name)
+        if op.type in _PHILOX_TYPES:
+            philox_for(op, context).state = state
+        else:
+            generator_for(op, context).bit_generator.state = state
 
 
 def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: int | None = None,

@@ -1,0 +1,206 @@
+"""TensorFlow's random numbers: Philox4x32-10 and the distributions of its CPU random kernels.
+
+TF1's stateful random ops (RandomUniform, RandomStandardNormal, TruncatedNormal,
+RandomUniformInt) draw from a Philox4x32-10 counter-based generator whose key is the graph seed
+and whose counter starts at the op seed. Reproducing the generator, TF's bit-level conversions
+(23 random mantissa bits for a float in [0, 1), 52 for a double), its Box-Muller transform and
+the way a kernel splits its output into groups gives, for the same seeds, the very values TF
+gives. Every function here is vectorised over the output's groups (numpy, no Python loop per
+element).
+
+Layout (TF's FillPhiloxRandom): an output of n values is cut into groups of the distribution's
+`group_size`; group g of a fixed-cost distribution is produced by the generator's counter advanced
+by g (one 128-bit block per group); truncated normal, which rejects samples, gives each group
+its own stretch of 256 blocks and takes 32-bit samples one at a time from there. Each run of an
+op moves its generator on by 256 blocks per output value (TF's ReserveRandomOutputs).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+__all__ = ["PhiloxState", "uniform_float", "standard_normal", "truncated_normal", "uniform_int",
+           "philox_blocks"]
+
+_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_W0, _W1 = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_SAMPLES_RESERVED_PER_VALUE = 256  # TF's multiplier in ReserveRandomOutputs and FillPhiloxRandomTask
+_BLOCK = 4  # 32-bit samples per 128-bit Philox block
+
+
+class PhiloxState:
+    """One op's generator in one session: key from the graph seed, counter from the op seed."""
+
+    def __init__(self, seed: int, seed2: int):
+        seed, seed2 = int(seed) & 0xFFFFFFFFFFFFFFFF, int(seed2) & 0xFFFFFFFFFFFFFFFF
+        self.key = (seed & 0xFFFFFFFF, seed >> 32)
+        self.counter = seed2 << 64  # the 128-bit counter: words 2 and 3 hold seed2
+
+    @property
+    def state(self) -> dict:
+        """What a checkpoint keeps of the stream (JSON-ready)."""
+        return {"philox_key": list(self.key), "philox_counter": str(self.counter)}
+
+    @state.setter
+    def state(self, value: dict) -> None:
+        self.key = tuple(int(k) for k in value["philox_key"])
+        self.counter = int(value["philox_counter"])
+
+    def reserve(self, n_values: int) -> tuple[tuple[int, int], int]:
+        """(key, counter) for one run producing `n_values` values; moves the generator past them."""
+        start = self.counter
+        blocks = n_values * _SAMPLES_RESERVED_PER_VALUE  # TF skips this many 128-bit blocks
+        self.counter = (self.counter + blocks) & ((1 << 128) - 1)
+        return self.key, start
+
+
+def philox_blocks(key: tuple[int, int], counter: int, offsets: np.ndarray) -> np.ndarray:
+    """Philox4x32-10 of the blocks at `counter + offsets`: an array of shape (len(offsets), 4) uint32."""
+    offsets = np.asarray(offsets, dtype=np.uint64)
+    low = np.uint64(counter & 0xFFFFFFFFFFFFFFFF)
+    words_01 = low + offsets  # 64-bit wrap-around: carry into words 2-3
+    carry = (words_01 < offsets).astype(np.uint64)
+    high = counter >> 64
+    words_23 = np.uint64(high & 0xFFFFFFFFFFFFFFFF) + carry
+    c0 = (words_01 & _LOW32).astype(np.uint32)
+    c1 = (words_01 >> np.uint64(32)).astype(np.uint32)
+    c2 = (words_23 & _LOW32).astype(np.uint32)
+    c3 = (words_23 >> np.uint64(32)).astype(np.uint32)
+    k0, k1 = np.uint32(key[0]), np.uint32(key[1])
+    with np.errstate(over="ignore"):
+        for round_index in range(10):
+            p0 = _M0 * c0.astype(np.uint64)
+            p1 = _M1 * c2.astype(np.uint64)
+            c0, c1, c2, c3 = ((p1 >> np.uint64(32)).astype(np.uint32) ^ c1 ^ k0,
+                              (p1 & _LOW32).astype(np.uint32),
+                              (p0 >> np.uint64(32)).astype(np.uint32) ^ c3 ^ k1,
+                              (p0 & _LOW32).astype(np.uint32))
+            if round_index < 9:
+                k0, k1 = k0 + _W0, k1 + _W1
+    return np.stack([c0, c1, c2, c3], axis=1)
+
+
+def _to_float(bits: np.ndarray) -> np.ndarray:
+    """TF's Uint32ToFloat: 23 random mantissa bits under exponent 0, minus one: [0, 1)."""
+    return ((bits & np.uint32(0x7FFFFF)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1.0)
+
+
+def _to_double(high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """TF's Uint64ToDouble: 20 mantissa bits from `high`, 32 from `low`, in [0, 1)."""
+    mantissa = ((high & np.uint32(0xFFFFF)).astype(np.uint64) << np.uint64(32)) | low.astype(np.uint64)
+    return (mantissa | np.uint64(1023 << 52)).view(np.float64) - 1.0
+
+
+def _fixed_groups(key, counter, n: int, group_size: int) -> np.ndarray:
+    """The blocks of a fixed-cost distribution: one per group of `group_size` outputs."""
+    return philox_blocks(key, counter, np.arange(-(-n // group_size), dtype=np.uint64))
+
+
+def uniform_float(key, counter, n: int, dtype) -> np.ndarray:
+    """RandomUniform's n values in [0, 1) (float16/32 from 32-bit samples, float64 from pairs)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float64:
+        blocks = _fixed_groups(key, counter, n, 2)
+        return _to_double(blocks[:, 0::2], blocks[:, 1::2]).reshape(-1)[:n]
+    if dtype == np.float16:  # TF's Uint16ToHalf: 10 mantissa bits of the low half of each sample
+        bits = _fixed_groups(key, counter, n, 4).reshape(-1)[:n]
+        halves = ((bits & np.uint32(0x3FF)) | np.uint32(15 << 10)).astype(np.uint16).view(np.float16)
+        return halves - np.float16(1.0)
+    return _to_float(_fixed_groups(key, counter, n, 4)).reshape(-1)[:n].astype(dtype, copy=False)
+
+
+def _box_muller_loop(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sin and cos branches of Box-Muller in float32 through libm's logf/sinf/cosf (what TF's
+    sincosf computes), so the values agree with TF to the bit (numpy's float32 sin and log are
+    vectorised approximations a few ulps away). Compiled by Numba on first use."""
+    first = np.empty(u.size, np.float32)
+    second = np.empty(u.size, np.float32)
+    for i in range(u.size):
+        radius = math.sqrt(np.float32(-2.0) * math.log(max(u[i], np.float32(1.0e-7))))
+        first[i] = math.sin(v[i]) * radius
+        second[i] = math.cos(v[i]) * radius
+    return first, second
+
+
+def _box_muller_float(x0: np.ndarray, x1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TF's BoxMullerFloat of two 32-bit samples (its angle is float(2 * M_PI * u), M_PI a double)."""
+    angle = (2.0 * np.pi * _to_float(x1).astype(np.float64)).astype(np.float32)
+    return _compiled_box_muller()(np.ascontiguousarray(_to_float(x0)), angle)
+
+
+@functools.cache
+def _compiled_box_muller():
+    import numba  # lazy: Numba loads only when a normal draw runs
+
+    return numba.njit(cache=True, nogil=True)(_box_muller_loop)
+
+
+def standard_normal(key, counter, n: int, dtype) -> np.ndarray:
+    """RandomStandardNormal's n values: Box-Muller on pairs of uniforms from each block."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float64:
+        blocks = _fixed_groups(key, counter, n, 2)
+        u1 = np.maximum(_to_double(blocks[:, 0], blocks[:, 1]), 1.0e-7)
+        v1 = 2.0 * np.pi * _to_double(blocks[:, 2], blocks[:, 3])
+        radius = np.sqrt(-2.0 * np.log(u1))
+        return np.stack([np.sin(v1) * radius, np.cos(v1) * radius], axis=1).reshape(-1)[:n]
+    blocks = _fixed_groups(key, counter, n, 4)
+    first = _box_muller_float(blocks[:, 0], blocks[:, 1])
+    second = _box_muller_float(blocks[:, 2], blocks[:, 3])
+    values = np.stack([first[0], first[1], second[0], second[1]], axis=1).reshape(-1)[:n]
+    return values.astype(dtype, copy=False)
+
+
+def truncated_normal(key, counter, n: int, dtype) -> np.ndarray:
+    """TruncatedNormal's n values: standard normals with |x| < 2, drawn by rejection per group.
+
+    Each group of 4 (2 for float64) outputs reads its own stretch of blocks in order, two samples
+    per Box-Muller pair, and keeps the values inside the cut until the group is full.
+    """
+    dtype = np.dtype(dtype)
+    wide = dtype == np.float64
+    group_size = 2 if wide else 4
+    groups = -(-n // group_size)
+    stride = group_size * _SAMPLES_RESERVED_PER_VALUE // _BLOCK  # blocks reserved per group
+    out = np.empty((groups, group_size), dtype=np.float64 if wide else np.float32)
+    filled = np.zeros(groups, dtype=np.int64)
+    base = np.arange(groups, dtype=np.uint64) * np.uint64(stride)
+    block = 0
+    pending = np.arange(groups)
+    while pending.size:
+        samples = philox_blocks(key, counter, base[pending] + np.uint64(block))
+        if wide:  # one Box-Muller pair per block: 4 samples -> 2 doubles
+            u1 = np.maximum(_to_double(samples[:, 0], samples[:, 1]), 1.0e-7)
+            v1 = 2.0 * np.pi * _to_double(samples[:, 2], samples[:, 3])
+            radius = np.sqrt(-2.0 * np.log(u1))
+            candidates = np.stack([np.sin(v1) * radius, np.cos(v1) * radius], axis=1)
+        else:  # two pairs per block: 4 samples -> 4 floats
+            a, b = _box_muller_float(samples[:, 0], samples[:, 1])
+            c, d = _box_muller_float(samples[:, 2], samples[:, 3])
+            candidates = np.stack([a, b, c, d], axis=1)
+        for column in range(candidates.shape[1]):
+            value = candidates[:, column]
+            take = (np.abs(value) < 2.0) & (filled[pending] < group_size)
+            rows = pending[take]
+            out[rows, filled[rows]] = value[take]
+            filled[rows] += 1
+        pending = pending[filled[pending] < group_size]
+        block += 1
+    return out.reshape(-1)[:n].astype(dtype, copy=False)
+
+
+def uniform_int(key, counter, n: int, low: int, high: int, dtype) -> np.ndarray:
+    """RandomUniformInt's n values in [low, high): a sample modulo the range, plus low."""
+    dtype = np.dtype(dtype)
+    span = np.uint64((int(high) - int(low)) & 0xFFFFFFFFFFFFFFFF)
+    if dtype == np.int64:
+        blocks = _fixed_groups(key, counter, n, 2)
+        bits = blocks[:, 0::2].astype(np.uint64) | (blocks[:, 1::2].astype(np.uint64) << np.uint64(32))
+        return (np.int64(low) + (bits % span).astype(np.int64)).reshape(-1)[:n]
+    bits = _fixed_groups(key, counter, n, 4).reshape(-1)[:n]
+    with np.errstate(over="ignore"):
+        return (np.int32(low) + (bits % np.uint32(span)).astype(np.int32)).astype(dtype)
