@@ -1,6 +1,7 @@
 """Random values against real TensorFlow: with the same graph and op seeds, tftk's uniform, normal
 and truncated-normal draws (and the initializers and dropout built on them) are TF's own values,
-run after run in one session (each run moves the Philox stream on as TF does)."""
+run after run in one session (each run moves the Philox stream on as TF does), also when no op seed is
+given, and graph files carry the seeds between the two."""
 
 import numpy as np
 import pytest
@@ -49,3 +50,56 @@ def test_same_seeds_give_tensorflows_values(oracle, name):
     for run in ("first", "second"):
         assert got.outputs[run].dtype == expected.outputs[run].dtype
         np.testing.assert_array_equal(got.outputs[run], expected.outputs[run], err_msg=f"{name}, {run} run")
+
+
+GRAPH_FILE_RUN = """
+graph_def = tf.GraphDef()
+graph_def.ParseFromString(inputs['graph'].tobytes())
+tf.import_graph_def(graph_def, name='')
+g = tf.get_default_graph()
+with tf.Session() as s:
+    outputs = {name: s.run(g.get_tensor_by_name(name + ':0')) for name in %r}
+"""
+
+EXPORTED = {"w": "tf.truncated_normal([4, 3], stddev=0.5)", "u": "tf.random_uniform([5], -1.0, 2.0)",
+            "i": "tf.random_uniform([6], 3, 40, dtype=tf.int64)", "n": "tf.random_normal([3], seed=11)"}
+
+
+def test_graph_files_carry_the_seeds_both_ways(tmp_path):
+    """A graph tftk writes runs in TF with tftk's values, and a graph TF writes runs in tftk with TF's."""
+    import tftk
+
+    def build(tf):
+        tf.set_random_seed(5)
+        return {name: tf.identity(eval(expr, {"tf": tf}), name=name) for name, expr in EXPORTED.items()}
+
+    with tftk.Graph().as_default() as graph:
+        fetches = build(tftk)
+        with tftk.Session() as sess:
+            ours = sess.run(fetches)
+        blob = np.frombuffer(graph.as_graph_def().SerializeToString(), np.uint8)
+    writer = ("def build(tf):\n    tf.set_random_seed(5)\n    return {name: tf.identity(eval(expr, {'tf': tf}), name=name)"
+              f" for name, expr in {EXPORTED!r}.items()}}\n"
+              "fetches = build(tf)\nwith tf.Session() as s:\n    outputs = dict(s.run(fetches))\n"
+              "outputs['graph'] = np.frombuffer(tf.get_default_graph().as_graph_def().SerializeToString(), np.uint8)\n")
+    cases = {"tftk_graph_in_tf": (GRAPH_FILE_RUN % sorted(EXPORTED), {"graph": blob}), "tf_graph": (writer, {})}
+    oracle = run_in_tf(cases)
+    for name in ("tftk_graph_in_tf", "tf_graph"):
+        assert oracle[name].error is None, oracle[name].message
+    theirs = oracle["tf_graph"].outputs
+    got_in_tftk = run_in_tftk_graph(theirs["graph"], sorted(EXPORTED))
+    for name in EXPORTED:
+        np.testing.assert_array_equal(oracle["tftk_graph_in_tf"].outputs[name], ours[name], err_msg=name)
+        np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)
+        np.testing.assert_array_equal(got_in_tftk[name], theirs[name], err_msg=name)
+
+
+def run_in_tftk_graph(blob: np.ndarray, names: list) -> dict:
+    import tftk
+
+    with tftk.Graph().as_default() as graph:
+        graph_def = tftk.GraphDef()
+        graph_def.ParseFromString(blob.tobytes())
+        tftk.import_graph_def(graph_def, name="")
+        with tftk.Session() as sess:
+            return {name: sess.run(graph.get_tensor_by_name(name + ":0")) for name in names}

@@ -230,7 +230,7 @@ def test_fullsearch_runs_three_stages_and_stores_their_best(tmp_path):
     first, grid, third = (search_dir / stage for stage in ("1-hyperband", "2-lr-search", "3-hyperband-fixed-lr"))
     at_max = {e["trial"]: e["metric"] for e in events(first, "result") if e["resource"] == 3}
     best_lr = next(e["config"]["lr"] for e in events(first, "start")
-                   if e["trial"] == max(at_max, key=lambda t: (at_max[t], t)))
+                   if e["trial"] == min(at_max, key=lambda t: (-at_max[t], t)))  # ties: the first trial id
     grid_lrs = sorted(e["config"]["lr"] for e in events(grid, "start"))
     assert grid_lrs == pytest.approx(sorted(best_lr * f for f in (0.1, 0.316, 1.0, 3.16, 10.0)))
     assert len({e["config"]["lr"] for e in events(third, "start")}) == 1  # the lr search's winner, fixed

@@ -96,12 +96,18 @@ _EXPORTERS.update({name: (lambda op: ({"T": _t(op)}, [])) for name in _UNARY_T})
 
 
 def _random(op) -> tuple[dict, list]:
-    """TF's random ops take only the shape (tftk's RandomUniform with bounds: see expanded_nodes)."""
+    """TF's random ops: the shape is their only input; seeds and dtypes are attrs."""
     return ({"dtype": op.outputs[0].dtype, "T": op.inputs[0].dtype, "seed": int(op.attrs.get("seed") or 0),
              "seed2": int(op.attrs.get("seed2") or 0)}, [])
 
 
-_EXPORTERS.update({name: _random for name in ("TruncatedNormal", "RandomStandardNormal")})
+def _random_int(op) -> tuple[dict, list]:
+    return ({"Tout": op.outputs[0].dtype, "T": op.inputs[0].dtype, "seed": int(op.attrs.get("seed") or 0),
+             "seed2": int(op.attrs.get("seed2") or 0)}, [])
+
+
+_EXPORTERS.update({name: _random for name in ("TruncatedNormal", "RandomStandardNormal", "RandomUniform")})
+_EXPORTERS["RandomUniformInt"] = _random_int
 
 
 def tf_form(op) -> tuple[dict, list] | None:
@@ -122,38 +128,7 @@ def expanded_nodes(op) -> list | None:
     """The TF nodes of a tftk op that TF spells as several nodes, or None for a one-node op."""
     if op.type in ("SaveV2", "RestoreV2"):
         return _saver_nodes(op)
-    if op.type == "RandomUniform":
-        return _uniform_nodes(op)
     return None
-
-
-def _input(tensor) -> str:
-    return tensor.op.name + (f":{tensor.value_index}" if tensor.value_index else "")
-
-
-def _uniform_nodes(op) -> list:
-    """tftk's RandomUniform(shape, minval, maxval): TF's RandomUniformInt for integers; for floats
-    TF's unit RandomUniform(shape) scaled to [minval, maxval) by Sub/Mul/AddV2, as TF builds it."""
-    from tftk.proto.tensorflow import NodeDef
-    shape, low, high = (_input(t) for t in op.inputs)
-    dtype = op.outputs[0].dtype.as_datatype_enum
-    seeds = {"seed": int(op.attrs.get("seed") or 0), "seed2": int(op.attrs.get("seed2") or 0)}
-    if op.outputs[0].dtype.is_integer:
-        node = NodeDef(name=op.name, op="RandomUniformInt", input=[shape, low, high])
-        node.attr["Tout"].type, node.attr["T"].type = dtype, op.inputs[0].dtype.as_datatype_enum
-        for key, value in seeds.items():
-            node.attr[key].i = value
-        return [node]
-    unit = NodeDef(name=f"{op.name}/unit", op="RandomUniform", input=[shape])
-    unit.attr["dtype"].type, unit.attr["T"].type = dtype, op.inputs[0].dtype.as_datatype_enum
-    for key, value in seeds.items():
-        unit.attr[key].i = value
-    nodes = [unit, NodeDef(name=f"{op.name}/range", op="Sub", input=[high, low]),
-             NodeDef(name=f"{op.name}/scaled", op="Mul", input=[unit.name, f"{op.name}/range"]),
-             NodeDef(name=op.name, op="AddV2", input=[f"{op.name}/scaled", low])]
-    for node in nodes[1:]:
-        node.attr["T"].type = dtype
-    return nodes
 
 
 def _saver_nodes(op) -> list | None:

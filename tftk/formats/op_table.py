@@ -160,21 +160,19 @@ def _random(op_type: str) -> Builder:
     def build(x, a, name):
         dims = _partial_vector(x[0])
         return make_op(op_type, [x[0]], a["dtype"], None if dims is None else dims, name,
-                       {"seed": a.get("seed") or None, "seed2": a.get("seed2") or None})
+                       _seeds(a))
     return build
 
 
-def _uniform(x, a, name):
-    """TF's unit RandomUniform(shape): tftk's takes the bounds as inputs."""
-    dims = _partial_vector(x[0])
-    bounds = [tf.constant(0, a["dtype"]), tf.constant(1, a["dtype"])]
-    return make_op("RandomUniform", [x[0], *bounds], a["dtype"], dims, name,
-                   {"seed": a.get("seed") or None, "seed2": a.get("seed2") or None})
+def _seeds(a: dict) -> dict:
+    """A random node's seed attrs: TF's (0, 0) means "seeded at random", tftk's (None, None)."""
+    seed, seed2 = int(a.get("seed") or 0), int(a.get("seed2") or 0)
+    return {"seed": None, "seed2": None} if seed == seed2 == 0 else {"seed": seed, "seed2": seed2}
 
 
 def _uniform_int(x, a, name):
-    return make_op("RandomUniform", list(x), a["Tout"], _partial_vector(x[0]), name,
-                   {"seed": a.get("seed") or None, "seed2": a.get("seed2") or None})
+    return make_op("RandomUniformInt", list(x), a["Tout"], _partial_vector(x[0]), name,
+                   _seeds(a))
 
 
 BUILDERS: dict[str, Builder] = {
@@ -232,7 +230,7 @@ BUILDERS: dict[str, Builder] = {
     "AvgPool": lambda x, a, name: tf.nn.avg_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
     "SoftmaxCrossEntropyWithLogits": _xent,
     "TruncatedNormal": _random("TruncatedNormal"), "RandomStandardNormal": _random("RandomStandardNormal"),
-    "RandomUniform": _uniform, "RandomUniformInt": _uniform_int,
+    "RandomUniform": _random("RandomUniform"), "RandomUniformInt": _uniform_int,
     "ReluGrad": _same("ReluGrad"),
     "BiasAddGrad": _same("BiasAddGrad"),
     "MaxPoolGrad": _max_pool_grad,

@@ -11,6 +11,7 @@ seeding rules but their own values.
 from __future__ import annotations
 
 import random as _py_random
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -19,14 +20,16 @@ from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels import philox
+from tftk.ops import math_ops
 from tftk.ops.constant_value import constant_value
-from tftk.ops.op_builder import make_op
+from tftk.ops.op_builder import make_op, op_scope
 
 __all__ = ["set_random_seed", "get_seed", "random_normal", "random_uniform", "truncated_normal",
            "random_shuffle", "multinomial", "random_gamma", "categorical", "random_poisson", "DEFAULT_GRAPH_SEED"]
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
+_unseeded_ops_built: "weakref.WeakKeyDictionary[Any, int]" = weakref.WeakKeyDictionary()  # graph -> count
 
 
 def set_random_seed(seed: int | None) -> None:
@@ -35,11 +38,19 @@ def set_random_seed(seed: int | None) -> None:
 
 
 def get_seed(op_seed: int | None) -> tuple[int | None, int | None]:
-    """TF1's rule: the (graph seed, op seed) pair a new random op uses (None, None = nondeterministic)."""
+    """The (graph seed, op seed) pair a new random op uses (None, None = nondeterministic).
+
+    With a graph seed and no op seed, ops take 0, 1, 2, ... in the order they are built in their
+    graph, as TF's `tf.compat.v1` does (TF 1.x used the graph's op count instead, which depends
+    on every op built before; the counter gives TF's values whatever else the graph holds).
+    """
     graph = get_default_graph()
     graph_seed = graph.seed
     if graph_seed is not None:
-        seeds = graph_seed % _MAXINT32, (op_seed if op_seed is not None else graph._last_id) % _MAXINT32
+        if op_seed is None:
+            op_seed = _unseeded_ops_built.setdefault(graph, 0)
+            _unseeded_ops_built[graph] += 1
+        seeds = graph_seed % _MAXINT32, op_seed % _MAXINT32
     elif op_seed is not None:
         seeds = DEFAULT_GRAPH_SEED, op_seed % _MAXINT32
     else:
@@ -118,57 +129,79 @@ def _numpy_dtype(op):
     return op.outputs[0].dtype.as_numpy_dtype
 
 
-def _uniform(key, counter, n, op, lo, hi):
-    npd = _numpy_dtype(op)
-    if np.issubdtype(npd, np.integer):
-        if not lo < hi:
-            raise ValueError(f"Need minval < maxval, got {lo} >= {hi}")
-        return philox.uniform_int(key, counter, n, int(lo), int(hi), npd)
-    return philox.uniform_float(key, counter, n, npd) * (hi - lo) + lo  # TF: rnd * (max - min) + min
+def _uniform_int(key, counter, n, op, low, high):
+    if not low < high:
+        raise ValueError(f"Need minval < maxval, got {low} >= {high}")
+    return philox.uniform_int(key, counter, n, int(low), int(high), _numpy_dtype(op))
 
 
 _philox_op("RandomStandardNormal", lambda key, counter, n, op: philox.standard_normal(key, counter, n, _numpy_dtype(op)))
 _philox_op("TruncatedNormal", lambda key, counter, n, op: philox.truncated_normal(key, counter, n, _numpy_dtype(op)))
-_philox_op("RandomUniform", _uniform)
+_philox_op("RandomUniform", lambda key, counter, n, op: philox.uniform_float(key, counter, n, _numpy_dtype(op)))
+_philox_op("RandomUniformInt", _uniform_int)
 
 
-def _scaled(op_type: str, shape: Any, dtype: Any, seed: int | None, name: str | None,
-            mean: Any, scale: Any, extra: tuple = ()) -> Tensor:
-    from tftk.ops.math_ops import add, multiply
-    dtype = dtypes.as_dtype(dtype)
-    shape_t, static = _shape_input(shape)
+# The constructors build TF's nodes in TF's order (the shape, the parameters, then the random op):
+# with a graph seed and no op seed, the op seed is the number of ops built so far, as in TF.
+
+def _random_op_node(op_type: str, shape_t: Tensor, static: TensorShape, dtype: dtypes.DType,
+                    seed: int | None, extra: tuple = ()) -> Tensor:
     s1, s2 = get_seed(seed)
-    raw = make_op(op_type, [shape_t, *extra], dtype, static, name, {"seed": s1, "seed2": s2})
-    if isinstance(scale, (int, float)) and scale == 1 and isinstance(mean, (int, float)) and mean == 0:
-        return raw
-    return add(multiply(raw, scale), mean)
+    return make_op(op_type, [shape_t, *extra], dtype, static, op_type, {"seed": s1, "seed2": s2})
+
+
+def _scaled(op_type: str, default_name: str, shape: Any, dtype: Any, seed: int | None, name: str | None,
+            mean: Any, stddev: Any) -> Tensor:
+    """`op_type`'s standard draws * stddev + mean, built as TF builds random_normal."""
+    dtype = dtypes.as_dtype(dtype)
+    with op_scope(name, default_name, [shape, mean, stddev]) as scope:
+        shape_t, static = _shape_input(shape)
+        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
+        stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        raw = _random_op_node(op_type, shape_t, static, dtype, seed)
+        return math_ops.add(math_ops.multiply(raw, stddev_t), mean_t, name=scope)
 
 
 def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
                   seed: int | None = None, name: str | None = None) -> Tensor:
     """Normal values with `mean` and `stddev`."""
-    return _scaled("RandomStandardNormal", shape, dtype, seed, name, mean, stddev)
+    return _scaled("RandomStandardNormal", "random_normal", shape, dtype, seed, name, mean, stddev)
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
                      seed: int | None = None, name: str | None = None) -> Tensor:
     """Normal values, redrawn when more than two standard deviations from the mean."""
-    return _scaled("TruncatedNormal", shape, dtype, seed, name, mean, stddev)
+    return _scaled("TruncatedNormal", "truncated_normal", shape, dtype, seed, name, mean, stddev)
 
 
 def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
                    seed: int | None = None, name: str | None = None) -> Tensor:
-    """Uniform values in [minval, maxval) (maxval defaults to 1 for floats; required for ints)."""
+    """Uniform values in [minval, maxval) (maxval defaults to 1 for floats; required for ints).
+
+    As TF builds it: RandomUniformInt(shape, min, max) for integers; for floats the unit draw,
+    times maxval when minval is the Python 0, else `unit * (max - min) + min` (no bounds at all
+    for the default [0, 1)).
+    """
     dtype = dtypes.as_dtype(dtype)
     if maxval is None:
         if dtype.is_integer:
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
         maxval = 1
-    lo = convert_to_tensor(minval, dtype=dtype)
-    hi = convert_to_tensor(maxval, dtype=dtype)
-    shape_t, static = _shape_input(shape)
-    s1, s2 = get_seed(seed)
-    return make_op("RandomUniform", [shape_t, lo, hi], dtype, static, name, {"seed": s1, "seed2": s2})
+    with op_scope(name, "random_uniform", [shape, minval, maxval]) as scope:
+        shape_t, static = _shape_input(shape)
+        minval_is_zero = isinstance(minval, int) and minval == 0
+        maxval_is_one = isinstance(maxval, int) and maxval == 1
+        if not minval_is_zero or not maxval_is_one or dtype.is_integer:
+            minval = convert_to_tensor(minval, dtype=dtype, name="min")
+            maxval = convert_to_tensor(maxval, dtype=dtype, name="max")
+        if dtype.is_integer:
+            s1, s2 = get_seed(seed)
+            return make_op("RandomUniformInt", [shape_t, minval, maxval], dtype, static, scope,
+                           {"seed": s1, "seed2": s2})
+        unit = _random_op_node("RandomUniform", shape_t, static, dtype, seed)
+        if minval_is_zero:
+            return unit if maxval_is_one else math_ops.multiply(unit, maxval, name=scope)
+        return math_ops.add(math_ops.multiply(unit, math_ops.subtract(maxval, minval)), minval, name=scope)
 
 
 def _bind_shuffle(op, ctx):
@@ -227,14 +260,13 @@ _random_op("RandomGamma", _gamma)
 
 def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
                  seed: int | None = None, name: str | None = None) -> Tensor:
-    from tftk.ops.math_ops import realdiv
     dtype = dtypes.as_dtype(dtype)
     a = convert_to_tensor(alpha, dtype=dtype)
     shape_t, static = _shape_input(shape)
     s1, s2 = get_seed(seed)
     out_shape = static.concatenate(a.shape)
     draws = make_op("RandomGamma", [shape_t, a], dtype, out_shape, name, {"seed": s1, "seed2": s2})
-    return draws if beta is None else realdiv(draws, beta)
+    return draws if beta is None else math_ops.realdiv(draws, beta)
 
 
 def stream_states(session, ops) -> dict[str, dict]:
