@@ -2,9 +2,10 @@
 
 tftk keeps some of TF's tensor inputs as build-time attrs (Reshape's shape, a reduction's axis,
 ExpandDims' dim, ConcatV2's axis); exporting adds them back as `<node>/<input>` Const nodes and
-writes the attrs TF's OpDef requires (`T`, `Tidx`, `data_format`, ...). Ops that exist only in
-tftk (gradient helpers, tftk's Saver ops) are written with their tftk attrs plus
-`_tftk_output_types`, which tftk's importer reads back; TensorFlow cannot run those.
+writes the attrs TF's OpDef requires (`T`, `Tidx`, `data_format`, ...). tftk's gradient helpers
+become the TF ops TF's gradients use (`gradient_export`). Ops that exist only in tftk and have no
+TF form yet are written with their tftk attrs plus `_tftk_output_types`, which tftk's importer
+reads back; TensorFlow cannot run those.
 """
 
 from __future__ import annotations
@@ -87,10 +88,6 @@ _EXPORTERS: dict[str, Callable] = {
     "AssignAdd": lambda op: ({"T": _t(op), "use_locking": False}, []),
     "AssignSub": lambda op: ({"T": _t(op), "use_locking": False}, []),
     "NoOp": lambda op: ({}, []),
-    "ApplyAdam": lambda op: ({"T": _t(op), "use_locking": bool(op.attrs.get("use_locking", False)),
-                              "use_nesterov": False}, []),
-    "ApplyGradientDescent": lambda op: ({"T": _t(op), "use_locking": bool(op.attrs.get("use_locking", False))},
-                                        []),
 }
 _EXPORTERS.update({name: (lambda op: ({"T": _t(op)}, [])) for name in _UNARY_T})
 
@@ -124,7 +121,8 @@ def expanded_nodes(op) -> list | None:
         return _saver_nodes(op)
     if op.type == "RandomUniform":
         return _uniform_nodes(op)
-    return None
+    from tftk.formats.gradient_export import helper_nodes
+    return helper_nodes(op)
 
 
 def _input(tensor) -> str:

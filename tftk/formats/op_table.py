@@ -19,6 +19,7 @@ from tftk.framework.ops import Tensor
 from tftk.ops import state_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
+from tftk.train.training_ops import UPDATE_KINDS
 
 __all__ = ["BUILDERS", "UnsupportedNodeError"]
 
@@ -77,6 +78,43 @@ def _tile(x, a, name):
     return out
 
 
+def _broadcast_gradient_args(s0: np.ndarray, s1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TF's BroadcastGradientArgs: the axes each of two broadcast shapes was stretched along."""
+    rank = max(len(s0), len(s1))
+    padded = [[1] * (rank - len(s)) + [int(d) for d in s] for s in (s0, s1)]
+    axes = [[i for i in range(rank) if padded[k][i] == 1 and padded[1 - k][i] != 1
+             or i < rank - len((s0, s1)[k])] for k in (0, 1)]
+    return tuple(np.asarray(a, s0.dtype) for a in axes)
+
+
+registry.register_op("BroadcastGradientArgs", lambda op, ctx: _broadcast_gradient_args)
+registry.register_op("SumDynamic", lambda op, ctx: _sum_dynamic(op.get_attr("keepdims")))
+registry.not_differentiable("BroadcastGradientArgs", "SumDynamic")
+
+
+def _sum_dynamic(keep: bool):
+    return lambda x, axes: np.sum(x, axis=tuple(int(a) for a in np.atleast_1d(axes)), keepdims=keep)
+
+
+def _gradient_args(x, a, name):
+    op = make_multi_op("BroadcastGradientArgs", [x[0], x[1]], [(x[0].dtype, [None]), (x[0].dtype, [None])], name)
+    return op.outputs
+
+
+def _sum(x, a, name):
+    """TF's Sum; axes only known at run time (BroadcastGradientArgs' output) get a numpy-kernel op."""
+    if constant_value(x[1]) is not None:
+        return tf.reduce_sum(x[0], axis=_axis(x[1], name), keepdims=a.get("keep_dims", False), name=name)
+    return make_op("SumDynamic", [x[0], x[1]], x[0].dtype, None, name, {"keepdims": a.get("keep_dims", False)})
+
+
+def _broadcast_to(x, a, name):
+    """TF's BroadcastTo; a shape known only at run time broadcasts as tftk's BroadcastLike."""
+    if constant_value(x[1]) is not None:
+        return tf.broadcast_to(x[0], x[1], name=name)
+    return make_op("BroadcastLike", [x[0], x[1]], x[0].dtype, _partial_vector(x[1]), name)
+
+
 def _reshape(x, a, name):
     out = tf.reshape(x[0], x[1], name=name)
     dims = _partial_vector(x[1])
@@ -108,6 +146,17 @@ def _same(op_type: str, *keep: str) -> Builder:
         attrs = {k: tuple(a[k]) if isinstance(a[k], list) else a[k] for k in keep if k in a}
         return make_op(op_type, list(x), x[0].dtype, x[0].shape if op_type != "BiasAddGrad" else None,
                        name, attrs)
+    return build
+
+
+def _update(op_type: str) -> Builder:
+    """TF's Apply* optimizer update: its inputs (TF's order, by TF's arg names) in tftk's order."""
+    def build(x, a, name):
+        from tftk.formats.op_signatures import tf_input_names
+        position = {arg: i for i, arg in enumerate(tf_input_names(op_type))}
+        tftk_names = registry.lookup(op_type).extra["input_names"]
+        attrs = {k: a[k] for k in UPDATE_KINDS[op_type].static + ("use_locking",) if k in a}
+        return make_multi_op(op_type, [x[position[n]] for n in tftk_names], [], name, attrs)
     return build
 
 
@@ -219,7 +268,8 @@ BUILDERS: dict[str, Builder] = {
     "Slice": lambda x, a, name: tf.slice(x[0], x[1], x[2], name=name),
     "GatherV2": lambda x, a, name: tf.gather(x[0], x[1], axis=_axis(x[2], name), name=name),
     "Fill": lambda x, a, name: tf.fill(x[0], x[1], name=name),
-    "Mean": _reduce(tf.reduce_mean), "Sum": _reduce(tf.reduce_sum), "Prod": _reduce(tf.reduce_prod),
+    "Mean": _reduce(tf.reduce_mean), "Sum": _sum, "BroadcastTo": _broadcast_to,
+    "BroadcastGradientArgs": _gradient_args, "Prod": _reduce(tf.reduce_prod),
     "Max": _reduce(tf.reduce_max), "Min": _reduce(tf.reduce_min),
     "ArgMax": lambda x, a, name: tf.argmax(x[0], _axis(x[1], name), output_type=a.get("output_type", tf.int64),
                                            name=name),
@@ -238,7 +288,6 @@ BUILDERS: dict[str, Builder] = {
     "MaxPoolGrad": _max_pool_grad,
     "Conv2DBackpropInput": _conv_backprop("Conv2DBackpropInput"),
     "Conv2DBackpropFilter": _conv_backprop("Conv2DBackpropFilter"),
-    "ApplyAdam": _same("ApplyAdam", "use_locking"),
-    "ApplyGradientDescent": _same("ApplyGradientDescent", "use_locking"),
-    "ApplyMomentum": _same("ApplyMomentum", "use_locking", "use_nesterov"),
+    "Select": lambda x, a, name: tf.where(x[0], x[1], x[2], name=name),
 }
+BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})

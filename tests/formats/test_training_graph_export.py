@@ -1,0 +1,82 @@
+"""Training graphs written as TF ops only: gradient helpers as TF's compositions, TF's attrs and
+input order, and tftk's importer reading those compositions back to the same values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tftk as tf
+from tftk.formats import op_signatures
+
+from tests.differential import training_models
+
+TF_TYPES = set(json.loads((Path(op_signatures.__file__).with_name("tf_op_signatures.json")).read_text()))
+
+
+@pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "deep_mnist"])
+def test_training_graph_has_only_tensorflow_op_types(name):
+    with tf.Graph().as_default():
+        training_models.MODELS[name](tf)
+        tf.train.Saver()
+        graph_def = tf.train.export_meta_graph().graph_def
+    assert {n.op for n in graph_def.node} <= TF_TYPES
+    tftk_only = [n.name for n in graph_def.node if "_tftk_output_types" in n.attr and "_tftk_attrs" not in n.attr]
+    assert tftk_only == []
+
+
+def _x(shape, seed=0):
+    return np.random.RandomState(seed).rand(*shape).astype(np.float64) + 0.5
+
+
+# (what, function of x building a scalar, x's static shape as built, fed value)
+HELPER_CASES = [
+    ("SumToShape", lambda x: tf.reduce_sum(tf.square(x + tf.constant(np.ones((4, 3, 2))))), [3, 2], _x((3, 2))),
+    ("SumToShapeOf", lambda x: tf.reduce_sum(x * tf.constant(np.arange(6.0).reshape(3, 2))), [None, 2], _x((3, 2))),
+    ("ExpandReduced", lambda x: tf.reduce_sum(tf.square(tf.reduce_sum(x, axis=[0, 2]))), [2, 3, 4], _x((2, 3, 4))),
+    ("ExpandReduced_negative", lambda x: tf.reduce_sum(tf.square(tf.reduce_max(x, axis=-1))), None, _x((2, 5))),
+    ("ReducedCount", lambda x: tf.reduce_mean(tf.square(tf.reduce_mean(x, axis=1))), [None, 4], _x((3, 4))),
+    ("ReshapeLike", lambda x: tf.reduce_sum(tf.square(tf.reshape(x, [-1]))), [None, 3], _x((2, 3))),
+    ("SumKeep_Max", lambda x: tf.reduce_sum(tf.reduce_max(x * x, axis=0)), [3, 2], _x((3, 2))),
+    ("MaxPoolGrad", lambda x: tf.reduce_sum(tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME") ** 2),
+     [None, 4, 4, 1], _x((2, 4, 4, 1))),
+]
+
+
+@pytest.mark.parametrize("what, build, shape, value", HELPER_CASES, ids=[c[0] for c in HELPER_CASES])
+def test_gradient_helpers_read_back_from_their_tensorflow_form(what, build, shape, value):
+    """The exported GraphDef (TF ops only) imported into a fresh tftk graph gives the same gradient."""
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float64, shape, name="x")
+        (grad,) = tf.gradients(build(x), [x])
+        with tf.Session() as sess:
+            expected = sess.run(grad, {x: value})
+        graph_def = graph.as_graph_def()
+    assert {n.op for n in graph_def.node} <= TF_TYPES
+    with tf.Graph().as_default():
+        x2, grad2 = tf.import_graph_def(graph_def, return_elements=["x:0", grad.name], name="")
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(grad2, {x2: value}), expected, rtol=1e-12)
+
+
+def test_optimizer_inputs_are_written_in_tensorflow_order_and_read_back():
+    """ApplyMomentum is (var, accum, lr, grad, momentum) in TF, (var, accum, lr, momentum, grad) in tftk."""
+    with tf.Graph().as_default() as graph:
+        w = tf.Variable([1.0, 2.0], name="w")
+        train = tf.train.MomentumOptimizer(0.5, 0.25).minimize(tf.reduce_sum(w * w), name="train")
+        graph_def = graph.as_graph_def()
+    node = next(n for n in graph_def.node if n.op == "ApplyMomentum")
+    assert node.input[3].startswith("gradients/") and node.input[4].endswith("/momentum")
+    assert list(node.attr["_tftk_inputs"].list.i) == [0, 1, 2, 4, 3]
+    with tf.Graph().as_default() as graph:
+        tf.import_graph_def(graph_def, name="")
+        with tf.Session() as sess:
+            sess.run(["w/Assign", "w/Momentum/Assign"])
+            sess.run(train.name)
+            sess.run(train.name)
+            # g = 2w; accum = 0.25 accum + g; w -= 0.5 accum: w = [0, 0] after one step, then
+            # accum = 0.25 * [2, 4] + 0 and w = -0.5 * accum
+            np.testing.assert_allclose(sess.run("w:0"), [-0.25, -0.5])
