@@ -51,9 +51,9 @@ def generator_for(op, ctx) -> np.random.Generator:
     return ctx.resource(op, "rng", create)
 
 
-def _shape_input(shape: Any) -> tuple[Tensor, TensorShape]:
+def _shape_input(shape: Any, name: str | None = None) -> tuple[Tensor, TensorShape]:
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
-    tensor = convert_to_tensor(shape, dtype=dtypes.int32)
+    tensor = convert_to_tensor(shape, dtype=dtypes.int32, name=name)
     return tensor, TensorShape(None if static is None else [int(d) for d in np.atleast_1d(static)]
                                if np.ndim(static) else [])
 
@@ -100,43 +100,49 @@ _random_op("TruncatedNormal", _truncated)
 _random_op("RandomUniform", _uniform)
 
 
-def _scaled(op_type: str, shape: Any, dtype: Any, seed: int | None, name: str | None,
-            mean: Any, scale: Any, extra: tuple = ()) -> Tensor:
+def _scaled(op_type: str, default_name: str, shape: Any, dtype: Any, seed: int | None, name: str | None,
+            mean: Any, scale: Any) -> Tensor:
+    """`raw * scale + mean` in TF1's scope: `<name>/shape`, `/mean`, `/stddev`, `/<op_type>`, `/mul`,
+    and the result named as the scope itself (`truncated_normal`), so programs see TF's names."""
     from tftk.ops.math_ops import add, multiply
     dtype = dtypes.as_dtype(dtype)
-    shape_t, static = _shape_input(shape)
-    s1, s2 = get_seed(seed)
-    raw = make_op(op_type, [shape_t, *extra], dtype, static, name, {"seed": s1, "seed2": s2})
-    if isinstance(scale, (int, float)) and scale == 1 and isinstance(mean, (int, float)) and mean == 0:
-        return raw
-    return add(multiply(raw, scale), mean)
+    with get_default_graph().name_scope(name or default_name) as scope:
+        shape_t, static = _shape_input(shape, "shape")
+        s1, s2 = get_seed(seed)
+        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
+        scale_t = convert_to_tensor(scale, dtype=dtype, name="stddev")
+        raw = make_op(op_type, [shape_t], dtype, static, None, {"seed": s1, "seed2": s2})
+        return add(multiply(raw, scale_t), mean_t, name=scope)
 
 
 def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
                   seed: int | None = None, name: str | None = None) -> Tensor:
     """Normal values with `mean` and `stddev`."""
-    return _scaled("RandomStandardNormal", shape, dtype, seed, name, mean, stddev)
+    return _scaled("RandomStandardNormal", "random_normal", shape, dtype, seed, name, mean, stddev)
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
                      seed: int | None = None, name: str | None = None) -> Tensor:
     """Normal values, redrawn when more than two standard deviations from the mean."""
-    return _scaled("TruncatedNormal", shape, dtype, seed, name, mean, stddev)
+    return _scaled("TruncatedNormal", "truncated_normal", shape, dtype, seed, name, mean, stddev)
 
 
 def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
                    seed: int | None = None, name: str | None = None) -> Tensor:
-    """Uniform values in [minval, maxval) (maxval defaults to 1 for floats; required for ints)."""
+    """Uniform values in [minval, maxval) (maxval defaults to 1 for floats; required for ints).
+
+    Built in TF1's `random_uniform` scope, the result named as the scope."""
     dtype = dtypes.as_dtype(dtype)
     if maxval is None:
         if dtype.is_integer:
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
         maxval = 1
-    lo = convert_to_tensor(minval, dtype=dtype)
-    hi = convert_to_tensor(maxval, dtype=dtype)
-    shape_t, static = _shape_input(shape)
-    s1, s2 = get_seed(seed)
-    return make_op("RandomUniform", [shape_t, lo, hi], dtype, static, name, {"seed": s1, "seed2": s2})
+    with get_default_graph().name_scope(name or "random_uniform") as scope:
+        shape_t, static = _shape_input(shape, "shape")
+        s1, s2 = get_seed(seed)
+        lo = convert_to_tensor(minval, dtype=dtype, name="min")
+        hi = convert_to_tensor(maxval, dtype=dtype, name="max")
+        return make_op("RandomUniform", [shape_t, lo, hi], dtype, static, scope, {"seed": s1, "seed2": s2})
 
 
 def _bind_shuffle(op, ctx):
