@@ -160,15 +160,27 @@ def _safe_log(op) -> list:
     return b.finish("Log", [safe], T=dtype)
 
 
+def _embedding_lookup(op) -> list | None:
+    """EmbeddingLookup(ids, params) of one params tensor: TF's GatherV2 on axis 0 (as TF builds it).
+    Several partitions have no one-op TF form (TF uses DynamicPartition/DynamicStitch): None."""
+    if len(op.inputs) != 2:
+        return None
+    b = _Builder(op)
+    ids, params = op.inputs
+    return b.finish("GatherV2", [_source(params), _source(ids), b.const("axis", 0)], Tparams=params.dtype,
+                    Tindices=ids.dtype, Taxis=b.int32, batch_dims=0)
+
+
 HELPERS: dict[str, Callable] = {
     "SumToShape": _sum_to_shape, "SumToShapeOf": _sum_to_shape_of, "BroadcastLike": _broadcast_like,
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
     "ReducedCount": _reduced_count, "SumKeep": _sum_keep, "BroadcastTo": _broadcast_to,
-    "MaxPoolGrad": _max_pool_grad, "SafeLog": _safe_log,
+    "MaxPoolGrad": _max_pool_grad, "SafeLog": _safe_log, "EmbeddingLookup": _embedding_lookup,
 }
 
 
 def helper_nodes(op) -> list | None:
-    """TF's nodes for one of tftk's helper ops (the last one named as `op`), None for other ops."""
+    """TF's nodes for one of tftk's helper ops (the last one named as `op`), None for other ops
+    (and for a helper without a TF form in this instance)."""
     rewrite = HELPERS.get(op.type)
     return None if rewrite is None else rewrite(op)

@@ -165,6 +165,7 @@ def _saver_nodes(op) -> list | None:
     scope = op.name.rpartition("/")[0]
     prefix = f"{scope}/" if scope else ""
     names = list(op.get_attr("tensor_names"))
+    specs = list(op.attrs.get("shape_and_slices") or [""] * len(names))  # a part: "10 3 0,4:0,3"
     filename = op.inputs[0]
     source = filename.op.name + (f":{filename.value_index}" if filename.value_index else "")
     if op.type == "SaveV2":
@@ -176,13 +177,13 @@ def _saver_nodes(op) -> list | None:
         done = NodeDef(name=f"{prefix}control_dependency", op="Identity", input=[source, f"^{prefix}SaveV2"])
         done.attr["T"].type = filename.dtype.as_datatype_enum
         return [_string_const(f"{prefix}SaveV2/tensor_names", names),
-                _string_const(f"{prefix}SaveV2/shape_and_slices", [""] * len(names)), save, done]
+                _string_const(f"{prefix}SaveV2/shape_and_slices", specs), save, done]
     variables = op.get_attr("variable_ops")
     restore = NodeDef(name=f"{prefix}RestoreV2", op="RestoreV2",
                       input=[source, f"{prefix}RestoreV2/tensor_names", f"{prefix}RestoreV2/shape_and_slices"])
     restore.attr["dtypes"].list.type.extend(v.outputs[0].dtype.as_datatype_enum for v in variables)
     nodes = [_string_const(f"{prefix}RestoreV2/tensor_names", names),
-             _string_const(f"{prefix}RestoreV2/shape_and_slices", [""] * len(names)), restore]
+             _string_const(f"{prefix}RestoreV2/shape_and_slices", specs), restore]
     for i, variable in enumerate(variables):
         assign = NodeDef(name=f"{prefix}Assign" + (f"_{i}" if i else ""), op="Assign",
                          input=[variable.name, f"{prefix}RestoreV2" + (f":{i}" if i else "")])
