@@ -7,6 +7,10 @@ build the graph, run the initializers, then time the first `sess.run(train_step)
 and the second one. tftk runs once first, unmeasured, so Numba's cache is warm; rounds alternate
 tftk and TF so both see the same machine load; medians are reported with the ratio of first steps.
 `--profile` runs one tftk first step under cProfile and prints where its time goes.
+
+The `numba` row is Numba's own fixed cost in a fresh process, measured the same way: the first
+call of a one-loop cached kernel (Numba builds its typing and target contexts then), a floor
+under tftk's first step that no plan work can remove.
 """
 
 from __future__ import annotations
@@ -21,6 +25,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+NUMBA_FLOOR = r'''
+import json, sys, time
+import numpy as np
+from tftk.kernels.elementwise import relu_grad_in_place  # a one-loop kernel, already in the cache
+g, y = np.ones(4, np.float32), np.ones(4, np.float32)
+start = time.perf_counter()
+relu_grad_in_place(g, y)
+print(json.dumps({"first_call": time.perf_counter() - start}))
+'''
 
 CHILD = r'''
 import json, sys, time
@@ -63,7 +77,8 @@ print(json.dumps({"import": imported - start, "build": built - imported, "init":
 
 def measure(python: str, framework: str, profile: bool = False) -> dict:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.run([python, "-c", CHILD, framework, str(ROOT), "1" if profile else "0"],
+    source = NUMBA_FLOOR if framework == "numba" else CHILD
+    proc = subprocess.run([python, "-c", source, framework, str(ROOT), "1" if profile else "0"],
                           capture_output=True, text=True, env=env, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"{framework} child failed:\n{proc.stderr[-3000:]}")
@@ -80,12 +95,15 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one tftk first step")
     args = parser.parse_args()
     measure(sys.executable, "tftk")  # warms Numba's cache; not counted
+    measure(sys.executable, "numba")
     if args.profile:
         measure(sys.executable, "tftk", profile=True)
         return
     rounds: dict[str, list[dict]] = {"tftk": [], "tf": []}
+    floor = []
     for _ in range(args.repeats):
         rounds["tftk"].append(measure(sys.executable, "tftk"))
+        floor.append(measure(sys.executable, "numba")["first_call"])
         if args.tf_python:
             rounds["tf"].append(measure(args.tf_python, "tf"))
     print(f"load average {os.getloadavg()[0]:.2f}; medians of {args.repeats} fresh processes, seconds")
@@ -98,6 +116,7 @@ def main() -> None:
         medians[name] = {k: statistics.median(r[k] for r in results) for k in results[0]}
         m = medians[name]
         print(f"{name:8}{m['import']:9.3f}{m['build']:9.3f}{m['init']:9.3f}{m['first_step']:10.3f}{m['second_step']:10.3f}")
+    print(f"{'numba':8}{'':36}{statistics.median(floor):10.3f}   (first call of a one-loop cached kernel)")
     if len(medians) == 2:
         print(f"first step tftk/TF: {medians['tftk']['first_step'] / medians['tf']['first_step']:.2f}x")
 
