@@ -56,11 +56,11 @@ def continued(tmp_path_factory):
     return {name: (losses, theirs[str(d)]) for name, (d, losses) in ours.items()}
 
 
-NOT_YET = {"lstm_adam": "tftk's While/WhileGrad ops and its StridedSlice key have no TF form yet "
-                        "(TF's functional While needs the loop bodies as FunctionDefs)"}
+NOT_YET = {"lstm_adam": "tftk's While/WhileGrad ops have no TF form yet (TF's functional While needs "
+                        "the loop bodies as FunctionDefs in the GraphDef's library)"}
 
 
-@pytest.mark.slow  # trains five models in tftk and again in real TensorFlow
+@pytest.mark.slow  # trains six models in tftk and again in real TensorFlow
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=NOT_YET[n], strict=True))
                                   if n in NOT_YET else n for n in sorted(training_models.MODELS)])
 def test_tensorflow_continues_training_from_a_tftk_meta_graph(continued, name):

@@ -41,6 +41,18 @@ def mlp_momentum(tf):
     return [x, y], loss, tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss, global_step=step, name="train")
 
 
+def sliced_rmsprop(tf):
+    """Slices in the forward pass (and StridedSliceGrad in the backward one), RMSProp."""
+    x = tf.placeholder(tf.float32, [None, 12], name="x")
+    y = tf.placeholder(tf.float32, [None, 4], name="y")
+    rng = np.random.RandomState(8)
+    w1 = tf.get_variable("h/kernel", initializer=tf.constant_initializer(rng.randn(10, 8) * 0.4), shape=[10, 8])
+    h = tf.tanh(tf.matmul(x[:, 2:], w1))
+    logits = _dense_head(tf, h[:, ::2] - h[:, -1:], 4, 4, 9)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
+    return [x, y], loss, tf.train.RMSPropOptimizer(0.01).minimize(loss, name="train")
+
+
 def cnn_adam(tf):
     """conv + bias + relu + max_pool + reshape + dense, softmax cross-entropy, Adam."""
     x = tf.placeholder(tf.float32, [None, 6, 6, 2], name="x")
@@ -76,8 +88,9 @@ def lstm_adam(tf):
 
 
 MODELS = {"softmax_regression": softmax_regression, "mlp_momentum": mlp_momentum, "cnn_adam": cnn_adam,
+          "sliced_rmsprop": sliced_rmsprop,
           "deep_mnist": deep_mnist, "lstm_adam": lstm_adam}
-_SHAPES = {"softmax_regression": ((8, 12), 4), "mlp_momentum": ((8, 12), 4), "cnn_adam": ((5, 6, 6, 2), 4),
+_SHAPES = {"softmax_regression": ((8, 12), 4), "mlp_momentum": ((8, 12), 4), "sliced_rmsprop": ((8, 12), 4), "cnn_adam": ((5, 6, 6, 2), 4),
            "deep_mnist": ((4, 784), 10), "lstm_adam": ((6, 5, 3), 4)}
 
 

@@ -17,7 +17,7 @@ from tests.differential import training_models
 TF_TYPES = set(json.loads((Path(op_signatures.__file__).with_name("tf_op_signatures.json")).read_text()))
 
 
-@pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "deep_mnist"])
+@pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "deep_mnist", "sliced_rmsprop"])
 def test_training_graph_has_only_tensorflow_op_types(name):
     with tf.Graph().as_default():
         training_models.MODELS[name](tf)
@@ -80,3 +80,24 @@ def test_optimizer_inputs_are_written_in_tensorflow_order_and_read_back():
             # g = 2w; accum = 0.25 accum + g; w -= 0.5 accum: w = [0, 0] after one step, then
             # accum = 0.25 * [2, 4] + 0 and w = -0.5 * accum
             np.testing.assert_allclose(sess.run("w:0"), [-0.25, -0.5])
+
+
+@pytest.mark.parametrize("key", [
+    (slice(None), -1), (1, slice(None, None, -1)), (Ellipsis, 0), (slice(1, 3), None, slice(None, None, 2)),
+    (slice(-2, None),)], ids=["last_column", "reversed_row", "ellipsis", "new_axis_stride", "negative_start"])
+def test_strided_slice_written_with_tensorflow_masks_and_read_back(key):
+    value = np.arange(24.0).reshape(4, 6)
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float64, [None, 6], name="x")
+        y = tf.identity(x[key] * 2.0, name="y")
+        (grad,) = tf.gradients(tf.reduce_sum(y * y), [x])
+        graph_def = graph.as_graph_def()
+        with tf.Session() as sess:
+            expected = sess.run([y, grad], {x: value})
+    np.testing.assert_array_equal(expected[0], value[key] * 2.0)
+    assert {n.op for n in graph_def.node} <= TF_TYPES
+    with tf.Graph().as_default():
+        x2, y2, grad2 = tf.import_graph_def(graph_def, return_elements=["x:0", "y:0", grad.name], name="")
+        with tf.Session() as sess:
+            for got, want in zip(sess.run([y2, grad2], {x2: value}), expected):
+                np.testing.assert_array_equal(got, want)

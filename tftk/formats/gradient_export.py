@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["helper_nodes"]
+__all__ = ["helper_nodes", "key_operands"]
 
 
 def _attr_node(name: str, op_type: str, inputs: list[str], device: str, **attrs: Any):
@@ -160,6 +160,56 @@ def _safe_log(op) -> list:
     return b.finish("Log", [safe], T=dtype)
 
 
+def key_operands(key: tuple) -> tuple[list[int], list[int], list[int], dict] | None:
+    """A numpy key (ints, slices, None, Ellipsis) as TF's StridedSlice begin, end, strides and
+    masks, as TF's `tensor[...]` builds them; None when an entry is none of those."""
+    begin, end, strides = [], [], []
+    masks = dict.fromkeys(("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"), 0)
+    for i, item in enumerate(key):
+        bit = 1 << i
+        if item is Ellipsis:
+            masks["ellipsis_mask"] |= bit
+            item = slice(None)
+        elif item is None:
+            masks["new_axis_mask"] |= bit
+            item = slice(None)
+        elif isinstance(item, int):
+            begin.append(item), end.append(item + 1), strides.append(1)
+            masks["shrink_axis_mask"] |= bit
+            continue
+        if not isinstance(item, slice):
+            return None
+        begin.append(0 if item.start is None else item.start)
+        end.append(0 if item.stop is None else item.stop)
+        strides.append(1 if item.step is None else item.step)
+        masks["begin_mask"] |= bit if item.start is None else 0
+        masks["end_mask"] |= bit if item.stop is None else 0
+    return begin, end, strides, masks
+
+
+def _strided_slice(op) -> list | None:
+    """tftk's StridedSlice(x) with a key attr: TF's StridedSlice(x, begin, end, strides) + masks."""
+    operands = key_operands(op.get_attr("key"))
+    if operands is None:
+        return None
+    b, x = _Builder(op), op.inputs[0]
+    begin, end, strides, masks = operands
+    inputs = [_source(x), b.const("begin", begin), b.const("end", end), b.const("strides", strides)]
+    return b.finish("StridedSlice", inputs, T=x.dtype, Index=b.int32, **masks)
+
+
+def _strided_slice_grad(op) -> list | None:
+    """StridedSliceGrad(x, dy): TF's StridedSliceGrad(Shape(x), begin, end, strides, dy) + masks."""
+    operands = key_operands(op.get_attr("key"))
+    if operands is None:
+        return None
+    b, (x, grad) = _Builder(op), op.inputs
+    begin, end, strides, masks = operands
+    shape = b.add("Shape", "Shape", [_source(x)], T=x.dtype, out_type=b.int32)
+    inputs = [shape, b.const("begin", begin), b.const("end", end), b.const("strides", strides), _source(grad)]
+    return b.finish("StridedSliceGrad", inputs, T=grad.dtype, Index=b.int32, **masks)
+
+
 def _embedding_lookup(op) -> list | None:
     """EmbeddingLookup(ids, params) of one params tensor: TF's GatherV2 on axis 0 (as TF builds it).
     Several partitions have no one-op TF form (TF uses DynamicPartition/DynamicStitch): None."""
@@ -176,6 +226,7 @@ HELPERS: dict[str, Callable] = {
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
     "ReducedCount": _reduced_count, "SumKeep": _sum_keep, "BroadcastTo": _broadcast_to,
     "MaxPoolGrad": _max_pool_grad, "SafeLog": _safe_log, "EmbeddingLookup": _embedding_lookup,
+    "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
 }
 
 

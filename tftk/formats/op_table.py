@@ -160,6 +160,32 @@ def _update(op_type: str) -> Builder:
     return build
 
 
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _slice_key(x: Sequence[Tensor], a: dict, name: str) -> tuple:
+    from tftk.ops.slicing_ops import masked_key
+    bounds = [[int(v) for v in np.atleast_1d(_static(t, name, what))] for t, what in zip(x, ("begin", "end", "strides"))]
+    return masked_key(*bounds, *(int(a.get(m, 0)) for m in _MASKS), op_name=name)
+
+
+def _strided_slice(x, a, name):
+    """TF's StridedSlice(input, begin, end, strides) with constant bounds: tftk's keyed StridedSlice."""
+    from tftk.ops.slicing_ops import sliced_shape
+    key = _slice_key(x[1:4], a, name)
+    return make_op("StridedSlice", [x[0]], x[0].dtype, sliced_shape(x[0].shape, key), name, {"key": key})
+
+
+def _strided_slice_grad(x, a, name):
+    """TF's StridedSliceGrad(shape, begin, end, strides, dy): tftk's takes the forward input, which
+    is the tensor `shape` was taken of (TF's gradient passes Shape(x))."""
+    if x[0].op.type not in ("Shape", "ShapeDynamic"):
+        raise UnsupportedNodeError(f"node {name!r}: StridedSliceGrad whose shape is not a Shape op's output")
+    forward = x[0].op.inputs[0]
+    key = _slice_key(x[1:4], a, name)
+    return make_op("StridedSliceGrad", [forward, x[4]], x[4].dtype, forward.shape, name, {"key": key})
+
+
 def _hw(values) -> tuple:
     """TF's NHWC [1, h, w, 1] as tftk's (h, w)."""
     values = tuple(int(v) for v in values)
@@ -289,5 +315,6 @@ BUILDERS: dict[str, Builder] = {
     "Conv2DBackpropInput": _conv_backprop("Conv2DBackpropInput"),
     "Conv2DBackpropFilter": _conv_backprop("Conv2DBackpropFilter"),
     "Select": lambda x, a, name: tf.where(x[0], x[1], x[2], name=name),
+    "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
 }
 BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})
