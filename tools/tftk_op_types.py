@@ -14,7 +14,8 @@ from tftk.framework import registry
 EXPORTED = {"Const", "Placeholder", "NoOp", "Identity", "BroadcastGradientArgs", "Size", "Maximum", "FloorDiv",
             "Cast", "BroadcastTo", "ExpandDims", "Reshape", "Sum", "Shape", "MaxPoolGrad", "RestoreV2", "SaveV2",
             "Assign", "MergeV2Checkpoints", "AddV2", "Sub", "Mul", "RandomUniform", "RandomUniformInt", "Greater",
-            "OnesLike", "Select", "Log"}
+            "OnesLike", "Select", "Log", "ConcatOffset", "SplitV", "Split", "Log1p", "GreaterEqual", "LessEqual",
+            "ZerosLike", "Neg", "Exp", "Slice", "StridedSlice", "StridedSliceGrad", "GatherV2"}
 
 for package in ("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.api", "tftk.framework", "tftk.formats"):
     module = importlib.import_module(package)

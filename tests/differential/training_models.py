@@ -53,6 +53,20 @@ def sliced_rmsprop(tf):
     return [x, y], loss, tf.train.RMSPropOptimizer(0.01).minimize(loss, name="train")
 
 
+def mixed_adagrad(tf):
+    """concat, split, clip_by_value, maximum, l2_normalize, sigmoid cross-entropy; Adagrad."""
+    x = tf.placeholder(tf.float32, [None, 12], name="x")
+    y = tf.placeholder(tf.float32, [None, 4], name="y")
+    rng = np.random.RandomState(10)
+    w1 = tf.get_variable("h/kernel", initializer=tf.constant_initializer(rng.randn(12, 6) * 0.4), shape=[12, 6])
+    h = tf.matmul(x, w1)
+    left, right = tf.split(h, 2, axis=1)
+    h = tf.concat([tf.clip_by_value(left, -0.5, 0.5), tf.maximum(right, 0.1), tf.nn.l2_normalize(h, 1)], 1)
+    logits = _dense_head(tf, h, 12, 4, 11)
+    loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
+    return [x, y], loss, tf.train.AdagradOptimizer(0.1).minimize(loss, name="train")
+
+
 def cnn_adam(tf):
     """conv + bias + relu + max_pool + reshape + dense, softmax cross-entropy, Adam."""
     x = tf.placeholder(tf.float32, [None, 6, 6, 2], name="x")
@@ -88,9 +102,10 @@ def lstm_adam(tf):
 
 
 MODELS = {"softmax_regression": softmax_regression, "mlp_momentum": mlp_momentum, "cnn_adam": cnn_adam,
-          "sliced_rmsprop": sliced_rmsprop,
+          "sliced_rmsprop": sliced_rmsprop, "mixed_adagrad": mixed_adagrad,
           "deep_mnist": deep_mnist, "lstm_adam": lstm_adam}
-_SHAPES = {"softmax_regression": ((8, 12), 4), "mlp_momentum": ((8, 12), 4), "sliced_rmsprop": ((8, 12), 4), "cnn_adam": ((5, 6, 6, 2), 4),
+_SHAPES = {"softmax_regression": ((8, 12), 4), "mlp_momentum": ((8, 12), 4), "sliced_rmsprop": ((8, 12), 4),
+           "mixed_adagrad": ((8, 12), 4), "cnn_adam": ((5, 6, 6, 2), 4),
            "deep_mnist": ((4, 784), 10), "lstm_adam": ((6, 5, 3), 4)}
 
 

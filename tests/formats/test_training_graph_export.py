@@ -17,7 +17,8 @@ from tests.differential import training_models
 TF_TYPES = set(json.loads((Path(op_signatures.__file__).with_name("tf_op_signatures.json")).read_text()))
 
 
-@pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "deep_mnist", "sliced_rmsprop"])
+@pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "deep_mnist", "sliced_rmsprop",
+                                  "mixed_adagrad"])
 def test_training_graph_has_only_tensorflow_op_types(name):
     with tf.Graph().as_default():
         training_models.MODELS[name](tf)
@@ -43,6 +44,13 @@ HELPER_CASES = [
     ("SumKeep_Max", lambda x: tf.reduce_sum(tf.reduce_max(x * x, axis=0)), [3, 2], _x((3, 2))),
     ("MaxPoolGrad", lambda x: tf.reduce_sum(tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME") ** 2),
      [None, 4, 4, 1], _x((2, 4, 4, 1))),
+    ("MaximumMask_MinimumMask", lambda x: tf.reduce_sum(tf.clip_by_value(x, 0.8, 1.2) * tf.maximum(x, 1.0)),
+     [None, 3], _x((4, 3))),
+    ("SigmoidCrossEntropyWithLogits", lambda x: tf.reduce_sum(tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=tf.constant(np.eye(3)[[0, 2, 1, 0]]), logits=(x - 1.0) * 5.0)), [4, 3], _x((4, 3))),
+    ("ConcatGradSlice", lambda x: tf.reduce_sum(tf.concat([x * 2.0, x, tf.square(x)], 1) ** 2), [None, 3], _x((2, 3))),
+    ("Split_SplitV", lambda x: tf.reduce_sum(tf.split(x, 2, axis=1)[1] ** 2 + tf.split(x, [2, -1], axis=1)[1] ** 3),
+     [None, 4], _x((3, 4))),
 ]
 
 

@@ -221,12 +221,64 @@ def _embedding_lookup(op) -> list | None:
                     Tindices=ids.dtype, Taxis=b.int32, batch_dims=0)
 
 
+def _winner_mask(comparison: str) -> Callable:
+    """MaximumMask / MinimumMask(x, y): where x wins (ties included) as 1.0, TF's GreaterEqual/LessEqual
+    cast to the gradient's dtype (what TF's _MaximumMinimumGrad selects with)."""
+    def rewrite(op) -> list:
+        b, (x, y) = _Builder(op), op.inputs
+        wins = b.add(comparison, comparison, [_source(x), _source(y)], T=x.dtype)
+        return b.finish("Cast", [wins], SrcT=_bool(), DstT=op.outputs[0].dtype, Truncate=False)
+    return rewrite
+
+
+def _bool():
+    from tftk.framework import dtypes
+    return dtypes.bool
+
+
+def _sigmoid_xent(op) -> list:
+    """max(x, 0) - x * z + log1p(exp(-|x|)) with TF's nodes (select on x >= 0, as TF writes it)."""
+    b, (x, z) = _Builder(op), op.inputs
+    logits, dtype = _source(x), x.dtype
+    zeros = b.add("zeros_like", "ZerosLike", [logits], T=dtype)
+    cond = b.add("GreaterEqual", "GreaterEqual", [logits, zeros], T=dtype)
+    relu = b.add("Select", "Select", [cond, logits, zeros], T=dtype)
+    negated = b.add("Neg", "Neg", [logits], T=dtype)
+    neg_abs = b.add("Select_1", "Select", [cond, negated, logits], T=dtype)
+    product = b.add("mul", "Mul", [logits, _source(z)], T=dtype)
+    difference = b.add("sub", "Sub", [relu, product], T=dtype)
+    softplus = b.add("Log1p", "Log1p", [b.add("Exp", "Exp", [neg_abs], T=dtype)], T=dtype)
+    return b.finish("AddV2", [difference, softplus], T=dtype)
+
+
+def _concat_grad_slice(op) -> list:
+    """ConcatGradSlice(grad, *inputs): TF's concat gradient, Slice(grad, ConcatOffset[i], Shape(x_i))."""
+    b, grad, inputs = _Builder(op), op.inputs[0], op.inputs[1:]
+    index = op.get_attr("index")
+    shapes = [b.add(f"Shape_{j}", "Shape", [_source(x)], T=x.dtype, out_type=b.int32) for j, x in enumerate(inputs)]
+    offsets = b.add("ConcatOffset", "ConcatOffset", [b.const("axis", op.get_attr("axis"))] + shapes, N=len(shapes))
+    begin = offsets + (f":{index}" if index else "")
+    return b.finish("Slice", [_source(grad), begin, shapes[index]], T=grad.dtype, Index=b.int32)
+
+
+def _split(op) -> list:
+    """tftk's Split(x) with axis/num/sizes attrs: TF's Split(axis, x) or SplitV(x, sizes, axis)."""
+    b, x = _Builder(op), op.inputs[0]
+    axis, sizes = op.get_attr("axis"), op.get_attr("sizes")
+    if sizes is None:
+        return b.finish("Split", [b.const("split_dim", axis), _source(x)], T=x.dtype, num_split=len(op.outputs))
+    return b.finish("SplitV", [_source(x), b.const("size_splits", list(sizes)), b.const("split_dim", axis)],
+                    T=x.dtype, Tlen=b.int32, num_split=len(op.outputs))
+
+
 HELPERS: dict[str, Callable] = {
     "SumToShape": _sum_to_shape, "SumToShapeOf": _sum_to_shape_of, "BroadcastLike": _broadcast_like,
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
     "ReducedCount": _reduced_count, "SumKeep": _sum_keep, "BroadcastTo": _broadcast_to,
     "MaxPoolGrad": _max_pool_grad, "SafeLog": _safe_log, "EmbeddingLookup": _embedding_lookup,
     "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
+    "MaximumMask": _winner_mask("GreaterEqual"), "MinimumMask": _winner_mask("LessEqual"),
+    "SigmoidCrossEntropyWithLogits": _sigmoid_xent, "ConcatGradSlice": _concat_grad_slice, "Split": _split,
 }
 
 

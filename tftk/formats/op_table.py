@@ -96,6 +96,31 @@ def _sum_dynamic(keep: bool):
     return lambda x, axes: np.sum(x, axis=tuple(int(a) for a in np.atleast_1d(axes)), keepdims=keep)
 
 
+def _concat_offset(axis: np.ndarray, *shapes: np.ndarray) -> tuple:
+    """TF's ConcatOffset: where each input starts along `axis` in the concatenation."""
+    starts = np.cumsum([0] + [int(s[int(axis)]) for s in shapes[:-1]])
+    out = []
+    for start, shape in zip(starts, shapes):
+        offset = np.zeros_like(shape)
+        offset[int(axis)] = start
+        out.append(offset)
+    return tuple(out)
+
+
+registry.register_op("ConcatOffset", lambda op, ctx: _concat_offset)
+registry.not_differentiable("ConcatOffset")
+
+
+def _concat_offsets(x, a, name):
+    op = make_multi_op("ConcatOffset", list(x), [(t.dtype, t.shape) for t in x[1:]], name)
+    return op.outputs
+
+
+def _split_v(x, a, name):
+    sizes = [int(v) for v in np.atleast_1d(_static(x[1], name, "size_splits"))]
+    return tf.split(x[0], sizes, axis=_axis(x[2], name), name=name)
+
+
 def _gradient_args(x, a, name):
     op = make_multi_op("BroadcastGradientArgs", [x[0], x[1]], [(x[0].dtype, [None]), (x[0].dtype, [None])], name)
     return op.outputs
@@ -316,5 +341,8 @@ BUILDERS: dict[str, Builder] = {
     "Conv2DBackpropFilter": _conv_backprop("Conv2DBackpropFilter"),
     "Select": lambda x, a, name: tf.where(x[0], x[1], x[2], name=name),
     "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
+    "ConcatOffset": _concat_offsets, "Log1p": _unary(tf.log1p),
+    "Split": lambda x, a, name: tf.split(x[1], a["num_split"], axis=_axis(x[0], name), name=name),
+    "SplitV": _split_v,
 }
 BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})
