@@ -101,11 +101,23 @@ def lstm_adam(tf):
     return [x, y], loss, tf.train.AdamOptimizer(0.01).minimize(loss, name="train")
 
 
+def static_rnn(tf, cell):
+    """An RNN unrolled by static_rnn (no while loop) over `cell`, Adam."""
+    x = tf.placeholder(tf.float32, [None, 5, 3], name="x")
+    y = tf.placeholder(tf.float32, [None, 4], name="y")
+    outputs, _ = tf.nn.static_rnn(cell(tf, 6), tf.unstack(x, axis=1), dtype=tf.float32)
+    logits = _dense_head(tf, outputs[-1], 6, 4, 12)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
+    return [x, y], loss, tf.train.AdamOptimizer(0.02).minimize(loss, name="train")
+
+
 MODELS = {"softmax_regression": softmax_regression, "mlp_momentum": mlp_momentum, "cnn_adam": cnn_adam,
           "sliced_rmsprop": sliced_rmsprop, "mixed_adagrad": mixed_adagrad,
+          "static_lstm": lambda tf: static_rnn(tf, lambda tf, n: tf.nn.rnn_cell.BasicLSTMCell(n)),
+          "static_gru": lambda tf: static_rnn(tf, lambda tf, n: tf.nn.rnn_cell.GRUCell(n)),
           "deep_mnist": deep_mnist, "lstm_adam": lstm_adam}
 _SHAPES = {"softmax_regression": ((8, 12), 4), "mlp_momentum": ((8, 12), 4), "sliced_rmsprop": ((8, 12), 4),
-           "mixed_adagrad": ((8, 12), 4), "cnn_adam": ((5, 6, 6, 2), 4),
+           "mixed_adagrad": ((8, 12), 4), "static_lstm": ((6, 5, 3), 4), "static_gru": ((6, 5, 3), 4), "cnn_adam": ((5, 6, 6, 2), 4),
            "deep_mnist": ((4, 784), 10), "lstm_adam": ((6, 5, 3), 4)}
 
 

@@ -18,7 +18,7 @@ TF_TYPES = set(json.loads((Path(op_signatures.__file__).with_name("tf_op_signatu
 
 
 @pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "deep_mnist", "sliced_rmsprop",
-                                  "mixed_adagrad"])
+                                  "mixed_adagrad", "static_lstm", "static_gru"])
 def test_training_graph_has_only_tensorflow_op_types(name):
     with tf.Graph().as_default():
         training_models.MODELS[name](tf)
@@ -109,3 +109,32 @@ def test_strided_slice_written_with_tensorflow_masks_and_read_back(key):
         with tf.Session() as sess:
             for got, want in zip(sess.run([y2, grad2], {x2: value}), expected):
                 np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "sliced_rmsprop",
+                                  "mixed_adagrad", "static_lstm", "static_gru"])
+def test_tftk_resumes_training_from_its_own_tensorflow_form_meta_graph(tmp_path, name):
+    """The .meta holds TF's ops only; tftk's importer maps them back and trains on with the same losses."""
+    batches = training_models.batches(name, 3)
+    with tf.Graph().as_default():
+        feeds, loss, train_op = training_models.MODELS[name](tf)
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train_op, dict(zip(feeds, batches[0])))
+            prefix = saver.save(sess, str(tmp_path / "model.ckpt"))
+            expected = []
+            for batch in batches[1:]:
+                sess.run(train_op, dict(zip(feeds, batch)))
+                expected.append(sess.run(loss, dict(zip(feeds, batch))))
+    names = [t.name for t in feeds]
+    with tf.Graph().as_default() as graph:
+        saver = tf.train.import_meta_graph(prefix + ".meta")
+        with tf.Session() as sess:
+            saver.restore(sess, prefix)
+            got = []
+            for batch in batches[1:]:
+                feed = {graph.get_tensor_by_name(n): v for n, v in zip(names, batch)}
+                sess.run(train_op.name, feed)
+                got.append(sess.run(loss.name, feed))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)

@@ -271,6 +271,16 @@ def _split(op) -> list:
                     T=x.dtype, Tlen=b.int32, num_split=len(op.outputs))
 
 
+def _lstm_block_cell_grad(op) -> list:
+    """tftk's LSTMBlockCellGrad leaves out the four inputs TF's kernel only checks shapes with
+    (x, h_prev, w, b); they are the forward LSTMBlockCell's, which produced its `i` input."""
+    cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad = op.inputs
+    x, _, h_prev, w, _, _, _, b = i.op.inputs
+    inputs = [x, cs_prev, h_prev, w, wci, wcf, wco, b, i, cs, f, o, ci, co, cs_grad, h_grad]
+    return _Builder(op).finish("LSTMBlockCellGrad", [_source(t) for t in inputs], T=x.dtype,
+                               use_peephole=bool(op.get_attr("use_peephole")))
+
+
 HELPERS: dict[str, Callable] = {
     "SumToShape": _sum_to_shape, "SumToShapeOf": _sum_to_shape_of, "BroadcastLike": _broadcast_like,
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
@@ -279,6 +289,7 @@ HELPERS: dict[str, Callable] = {
     "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
     "MaximumMask": _winner_mask("GreaterEqual"), "MinimumMask": _winner_mask("LessEqual"),
     "SigmoidCrossEntropyWithLogits": _sigmoid_xent, "ConcatGradSlice": _concat_grad_slice, "Split": _split,
+    "LSTMBlockCellGrad": _lstm_block_cell_grad,
 }
 
 

@@ -121,6 +121,16 @@ def _split_v(x, a, name):
     return tf.split(x[0], sizes, axis=_axis(x[2], name), name=name)
 
 
+def _lstm_block_cell_grad(x, a, name):
+    """TF's LSTMBlockCellGrad: tftk's takes all but x, h_prev, w and b (used by TF for shapes only)."""
+    cs_prev, wci, wcf, wco = x[1], x[4], x[5], x[6]
+    op = make_multi_op("LSTMBlockCellGrad", [cs_prev, wci, wcf, wco, *x[8:16]],
+                       [(cs_prev.dtype, cs_prev.shape), (cs_prev.dtype, [cs_prev.shape[0], x[3].shape[1]]),
+                        (cs_prev.dtype, wci.shape), (cs_prev.dtype, wcf.shape), (cs_prev.dtype, wco.shape)],
+                       name, {"use_peephole": bool(a.get("use_peephole", False))})
+    return op.outputs
+
+
 def _gradient_args(x, a, name):
     op = make_multi_op("BroadcastGradientArgs", [x[0], x[1]], [(x[0].dtype, [None]), (x[0].dtype, [None])], name)
     return op.outputs
@@ -343,6 +353,6 @@ BUILDERS: dict[str, Builder] = {
     "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
     "ConcatOffset": _concat_offsets, "Log1p": _unary(tf.log1p),
     "Split": lambda x, a, name: tf.split(x[1], a["num_split"], axis=_axis(x[0], name), name=name),
-    "SplitV": _split_v,
+    "SplitV": _split_v, "LSTMBlockCellGrad": _lstm_block_cell_grad,
 }
 BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})
