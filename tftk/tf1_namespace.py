@@ -93,6 +93,8 @@ from tftk.ops.state_ops import (assign, assign_add, assign_sub, batch_scatter_up
                                 scatter_update)
 from tftk.ops.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable,
                                      get_variable_scope, variable_op_scope, variable_scope)
+from tftk.ops.partitioned_variables import (create_partitioned_variables, fixed_size_partitioner,
+                                            min_max_variable_partitioner, variable_axis_size_partitioner)
 from tftk.ops.while_loop import foldl, foldr, map_fn, scan, while_loop
 from tftk.ops.tensor_array_ops import TensorArray
 from tftk.ops.custom_gradient import custom_gradient, hessians, identity_n

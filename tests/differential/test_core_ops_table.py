@@ -144,7 +144,6 @@ NAME_DIFFERENCES = {
     "reduce_logsumexp_axis1": "TF's result is the scope's last op, named after the scope",
     "reduce_logsumexp_axis02": "TF's result is the scope's last op, named after the scope",
     "tensordot": "TF's tensordot ends in a Reshape named Tensordot",
-    "softmax_xent": "TF 1.15+ routes through softmax_cross_entropy_with_logits_sg",
 }
 
 # Snippets whose outcome differs from TF's; each is someone's open item.

@@ -144,8 +144,18 @@ def _tftk_builder(node):
     shapes = [shape_dims(s) for s in node.attr["_output_shapes"].list.shape] if "_output_shapes" in node.attr \
         else [None] * len(types)
 
+    own = None
+    if "_tftk_attrs" in node.attr:  # a TF op type: tftk's attrs are kept apart from TF's
+        own = {k: decode_attr(v) for k, v in node.attr["_tftk_attrs"].func.attr.items()}
+
+    order = list(node.attr["_tftk_inputs"].list.i) if "_tftk_inputs" in node.attr else None
+
     def build(inputs, attrs, name):
         from tftk.framework.tensor_shape import TensorShape
+        if order is not None:  # TF's input order (and Consts for tftk's attrs) back to tftk's
+            inputs = [inputs[i] for i in order]
+        if own is not None:
+            attrs = dict(own, **{k: v for k, v in attrs.items() if v is None and k not in own})
         fixed = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()}
         return get_default_graph().create_op(node.op, inputs, [(t, TensorShape(s)) for t, s in zip(types, shapes)],
                                              name, fixed)

@@ -45,10 +45,18 @@ def create_meta_graph_def(graph_def: GraphDef | None = None, saver_def=None, met
 
 
 def variable_def(variable) -> VariableDef:
-    """A tftk Variable as TF's VariableDef (tensor names of the variable, initializer, snapshot)."""
-    return VariableDef(variable_name=variable.name, initializer_name=variable.initializer.name,
-                       snapshot_name=variable.value().name, initial_value_name=variable.initial_value.name,
-                       trainable=bool(variable.trainable))
+    """A tftk Variable as TF's VariableDef (tensor names of the variable, initializer, snapshot,
+    and for a part of a partitioned variable where it sits in the whole)."""
+    proto = VariableDef(variable_name=variable.name, initializer_name=variable.initializer.name,
+                        snapshot_name=variable.value().name, initial_value_name=variable.initial_value.name,
+                        trainable=bool(variable.trainable))
+    info = getattr(variable, "_save_slice_info", None)
+    if info is not None:
+        proto.save_slice_info_def.full_name = info.full_name
+        proto.save_slice_info_def.full_shape.extend(info.full_shape)
+        proto.save_slice_info_def.var_offset.extend(info.var_offset)
+        proto.save_slice_info_def.var_shape.extend(info.var_shape)
+    return proto
 
 
 def _collection_def(key: str, items: list) -> CollectionDef | None:
@@ -150,6 +158,11 @@ def _variable(graph, proto: VariableDef, prefix: str) -> Any:
         variable._trainable = proto.trainable
         variable._constraint = None
         variable._save_slice_info = None
+        if proto.HasField("save_slice_info_def"):
+            from tftk.ops.partitioned_variables import SaveSliceInfo
+            info = proto.save_slice_info_def
+            variable._save_slice_info = SaveSliceInfo(info.full_name, list(info.full_shape),
+                                                      list(info.var_offset), list(info.var_shape))
         cache[name] = variable
     return cache[name]
 

@@ -2,9 +2,10 @@
 
 tftk keeps some of TF's tensor inputs as build-time attrs (Reshape's shape, a reduction's axis,
 ExpandDims' dim, ConcatV2's axis); exporting adds them back as `<node>/<input>` Const nodes and
-writes the attrs TF's OpDef requires (`T`, `Tidx`, `data_format`, ...). Ops that exist only in
-tftk (gradient helpers, tftk's Saver ops) are written with their tftk attrs plus
-`_tftk_output_types`, which tftk's importer reads back; TensorFlow cannot run those.
+writes the attrs TF's OpDef requires (`T`, `Tidx`, `data_format`, ...). tftk's gradient helpers
+become the TF ops TF's gradients use (`gradient_export`). Ops that exist only in tftk and have no
+TF form yet are written with their tftk attrs plus `_tftk_output_types`, which tftk's importer
+reads back; TensorFlow cannot run those.
 """
 
 from __future__ import annotations
@@ -87,10 +88,6 @@ _EXPORTERS: dict[str, Callable] = {
     "AssignAdd": lambda op: ({"T": _t(op), "use_locking": False}, []),
     "AssignSub": lambda op: ({"T": _t(op), "use_locking": False}, []),
     "NoOp": lambda op: ({}, []),
-    "ApplyAdam": lambda op: ({"T": _t(op), "use_locking": bool(op.attrs.get("use_locking", False)),
-                              "use_nesterov": False}, []),
-    "ApplyGradientDescent": lambda op: ({"T": _t(op), "use_locking": bool(op.attrs.get("use_locking", False))},
-                                        []),
 }
 _EXPORTERS.update({name: (lambda op: ({"T": _t(op)}, [])) for name in _UNARY_T})
 
@@ -128,7 +125,8 @@ def expanded_nodes(op) -> list | None:
     """The TF nodes of a tftk op that TF spells as several nodes, or None for a one-node op."""
     if op.type in ("SaveV2", "RestoreV2"):
         return _saver_nodes(op)
-    return None
+    from tftk.formats.gradient_export import helper_nodes
+    return helper_nodes(op)
 
 
 def _saver_nodes(op) -> list | None:
@@ -142,6 +140,7 @@ def _saver_nodes(op) -> list | None:
     scope = op.name.rpartition("/")[0]
     prefix = f"{scope}/" if scope else ""
     names = list(op.get_attr("tensor_names"))
+    specs = list(op.attrs.get("shape_and_slices") or [""] * len(names))  # a part: "10 3 0,4:0,3"
     filename = op.inputs[0]
     source = filename.op.name + (f":{filename.value_index}" if filename.value_index else "")
     if op.type == "SaveV2":
@@ -153,13 +152,13 @@ def _saver_nodes(op) -> list | None:
         done = NodeDef(name=f"{prefix}control_dependency", op="Identity", input=[source, f"^{prefix}SaveV2"])
         done.attr["T"].type = filename.dtype.as_datatype_enum
         return [_string_const(f"{prefix}SaveV2/tensor_names", names),
-                _string_const(f"{prefix}SaveV2/shape_and_slices", [""] * len(names)), save, done]
+                _string_const(f"{prefix}SaveV2/shape_and_slices", specs), save, done]
     variables = op.get_attr("variable_ops")
     restore = NodeDef(name=f"{prefix}RestoreV2", op="RestoreV2",
                       input=[source, f"{prefix}RestoreV2/tensor_names", f"{prefix}RestoreV2/shape_and_slices"])
     restore.attr["dtypes"].list.type.extend(v.outputs[0].dtype.as_datatype_enum for v in variables)
     nodes = [_string_const(f"{prefix}RestoreV2/tensor_names", names),
-             _string_const(f"{prefix}RestoreV2/shape_and_slices", [""] * len(names)), restore]
+             _string_const(f"{prefix}RestoreV2/shape_and_slices", specs), restore]
     for i, variable in enumerate(variables):
         assign = NodeDef(name=f"{prefix}Assign" + (f"_{i}" if i else ""), op="Assign",
                          input=[variable.name, f"{prefix}RestoreV2" + (f":{i}" if i else "")])

@@ -19,6 +19,7 @@ from tftk.framework.ops import Tensor
 from tftk.ops import state_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
+from tftk.train.training_ops import UPDATE_KINDS
 
 __all__ = ["BUILDERS", "UnsupportedNodeError"]
 
@@ -77,6 +78,78 @@ def _tile(x, a, name):
     return out
 
 
+def _broadcast_gradient_args(s0: np.ndarray, s1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TF's BroadcastGradientArgs: the axes each of two broadcast shapes was stretched along."""
+    rank = max(len(s0), len(s1))
+    padded = [[1] * (rank - len(s)) + [int(d) for d in s] for s in (s0, s1)]
+    axes = [[i for i in range(rank) if padded[k][i] == 1 and padded[1 - k][i] != 1
+             or i < rank - len((s0, s1)[k])] for k in (0, 1)]
+    return tuple(np.asarray(a, s0.dtype) for a in axes)
+
+
+registry.register_op("BroadcastGradientArgs", lambda op, ctx: _broadcast_gradient_args)
+registry.register_op("SumDynamic", lambda op, ctx: _sum_dynamic(op.get_attr("keepdims")))
+registry.not_differentiable("BroadcastGradientArgs", "SumDynamic")
+
+
+def _sum_dynamic(keep: bool):
+    return lambda x, axes: np.sum(x, axis=tuple(int(a) for a in np.atleast_1d(axes)), keepdims=keep)
+
+
+def _concat_offset(axis: np.ndarray, *shapes: np.ndarray) -> tuple:
+    """TF's ConcatOffset: where each input starts along `axis` in the concatenation."""
+    starts = np.cumsum([0] + [int(s[int(axis)]) for s in shapes[:-1]])
+    out = []
+    for start, shape in zip(starts, shapes):
+        offset = np.zeros_like(shape)
+        offset[int(axis)] = start
+        out.append(offset)
+    return tuple(out)
+
+
+registry.register_op("ConcatOffset", lambda op, ctx: _concat_offset)
+registry.not_differentiable("ConcatOffset")
+
+
+def _concat_offsets(x, a, name):
+    op = make_multi_op("ConcatOffset", list(x), [(t.dtype, t.shape) for t in x[1:]], name)
+    return op.outputs
+
+
+def _split_v(x, a, name):
+    sizes = [int(v) for v in np.atleast_1d(_static(x[1], name, "size_splits"))]
+    return tf.split(x[0], sizes, axis=_axis(x[2], name), name=name)
+
+
+def _lstm_block_cell_grad(x, a, name):
+    """TF's LSTMBlockCellGrad: tftk's takes all but x, h_prev, w and b (used by TF for shapes only)."""
+    cs_prev, wci, wcf, wco = x[1], x[4], x[5], x[6]
+    op = make_multi_op("LSTMBlockCellGrad", [cs_prev, wci, wcf, wco, *x[8:16]],
+                       [(cs_prev.dtype, cs_prev.shape), (cs_prev.dtype, [cs_prev.shape[0], x[3].shape[1]]),
+                        (cs_prev.dtype, wci.shape), (cs_prev.dtype, wcf.shape), (cs_prev.dtype, wco.shape)],
+                       name, {"use_peephole": bool(a.get("use_peephole", False))})
+    return op.outputs
+
+
+def _gradient_args(x, a, name):
+    op = make_multi_op("BroadcastGradientArgs", [x[0], x[1]], [(x[0].dtype, [None]), (x[0].dtype, [None])], name)
+    return op.outputs
+
+
+def _sum(x, a, name):
+    """TF's Sum; axes only known at run time (BroadcastGradientArgs' output) get a numpy-kernel op."""
+    if constant_value(x[1]) is not None:
+        return tf.reduce_sum(x[0], axis=_axis(x[1], name), keepdims=a.get("keep_dims", False), name=name)
+    return make_op("SumDynamic", [x[0], x[1]], x[0].dtype, None, name, {"keepdims": a.get("keep_dims", False)})
+
+
+def _broadcast_to(x, a, name):
+    """TF's BroadcastTo; a shape known only at run time broadcasts as tftk's BroadcastLike."""
+    if constant_value(x[1]) is not None:
+        return tf.broadcast_to(x[0], x[1], name=name)
+    return make_op("BroadcastLike", [x[0], x[1]], x[0].dtype, _partial_vector(x[1]), name)
+
+
 def _reshape(x, a, name):
     out = tf.reshape(x[0], x[1], name=name)
     dims = _partial_vector(x[1])
@@ -109,6 +182,43 @@ def _same(op_type: str, *keep: str) -> Builder:
         return make_op(op_type, list(x), x[0].dtype, x[0].shape if op_type != "BiasAddGrad" else None,
                        name, attrs)
     return build
+
+
+def _update(op_type: str) -> Builder:
+    """TF's Apply* optimizer update: its inputs (TF's order, by TF's arg names) in tftk's order."""
+    def build(x, a, name):
+        from tftk.formats.op_signatures import tf_input_names
+        position = {arg: i for i, arg in enumerate(tf_input_names(op_type))}
+        tftk_names = registry.lookup(op_type).extra["input_names"]
+        attrs = {k: a[k] for k in UPDATE_KINDS[op_type].static + ("use_locking",) if k in a}
+        return make_multi_op(op_type, [x[position[n]] for n in tftk_names], [], name, attrs)
+    return build
+
+
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _slice_key(x: Sequence[Tensor], a: dict, name: str) -> tuple:
+    from tftk.ops.slicing_ops import masked_key
+    bounds = [[int(v) for v in np.atleast_1d(_static(t, name, what))] for t, what in zip(x, ("begin", "end", "strides"))]
+    return masked_key(*bounds, *(int(a.get(m, 0)) for m in _MASKS), op_name=name)
+
+
+def _strided_slice(x, a, name):
+    """TF's StridedSlice(input, begin, end, strides) with constant bounds: tftk's keyed StridedSlice."""
+    from tftk.ops.slicing_ops import sliced_shape
+    key = _slice_key(x[1:4], a, name)
+    return make_op("StridedSlice", [x[0]], x[0].dtype, sliced_shape(x[0].shape, key), name, {"key": key})
+
+
+def _strided_slice_grad(x, a, name):
+    """TF's StridedSliceGrad(shape, begin, end, strides, dy): tftk's takes the forward input, which
+    is the tensor `shape` was taken of (TF's gradient passes Shape(x))."""
+    if x[0].op.type not in ("Shape", "ShapeDynamic"):
+        raise UnsupportedNodeError(f"node {name!r}: StridedSliceGrad whose shape is not a Shape op's output")
+    forward = x[0].op.inputs[0]
+    key = _slice_key(x[1:4], a, name)
+    return make_op("StridedSliceGrad", [forward, x[4]], x[4].dtype, forward.shape, name, {"key": key})
 
 
 def _hw(values) -> tuple:
@@ -217,7 +327,8 @@ BUILDERS: dict[str, Builder] = {
     "Slice": lambda x, a, name: tf.slice(x[0], x[1], x[2], name=name),
     "GatherV2": lambda x, a, name: tf.gather(x[0], x[1], axis=_axis(x[2], name), name=name),
     "Fill": lambda x, a, name: tf.fill(x[0], x[1], name=name),
-    "Mean": _reduce(tf.reduce_mean), "Sum": _reduce(tf.reduce_sum), "Prod": _reduce(tf.reduce_prod),
+    "Mean": _reduce(tf.reduce_mean), "Sum": _sum, "BroadcastTo": _broadcast_to,
+    "BroadcastGradientArgs": _gradient_args, "Prod": _reduce(tf.reduce_prod),
     "Max": _reduce(tf.reduce_max), "Min": _reduce(tf.reduce_min),
     "ArgMax": lambda x, a, name: tf.argmax(x[0], _axis(x[1], name), output_type=a.get("output_type", tf.int64),
                                            name=name),
@@ -236,7 +347,10 @@ BUILDERS: dict[str, Builder] = {
     "MaxPoolGrad": _max_pool_grad,
     "Conv2DBackpropInput": _conv_backprop("Conv2DBackpropInput"),
     "Conv2DBackpropFilter": _conv_backprop("Conv2DBackpropFilter"),
-    "ApplyAdam": _same("ApplyAdam", "use_locking"),
-    "ApplyGradientDescent": _same("ApplyGradientDescent", "use_locking"),
-    "ApplyMomentum": _same("ApplyMomentum", "use_locking", "use_nesterov"),
+    "Select": lambda x, a, name: tf.where(x[0], x[1], x[2], name=name),
+    "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
+    "ConcatOffset": _concat_offsets, "Log1p": _unary(tf.log1p),
+    "Split": lambda x, a, name: tf.split(x[1], a["num_split"], axis=_axis(x[0], name), name=name),
+    "SplitV": _split_v, "LSTMBlockCellGrad": _lstm_block_cell_grad,
 }
+BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})

@@ -132,7 +132,7 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod", nam
     parts = list(params) if isinstance(params, (list, tuple)) else [params]
     if not parts:
         raise ValueError("embedding_lookup: params must not be empty")
-    with name_scope(name, "embedding_lookup", parts + [ids]):
+    with name_scope(name, "embedding_lookup", parts + [ids]) as scope:
         tensors = [convert_to_tensor(p, name="params") for p in parts]
         tensors = [convert_to_tensor(t, dtype=tensors[0].dtype) for t in tensors]
         ids_t = convert_to_tensor(ids, name="ids")
@@ -146,8 +146,9 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod", nam
                 raise ValueError(f"embedding_lookup: partitions must share every dimension but the first, "
                                  f"got shapes {[str(x.shape) for x in tensors]}")
         out_shape = ids_t.shape.concatenate(row)
-        out = make_op("EmbeddingLookup", [ids_t, *tensors], tensors[0].dtype, out_shape, None,
-                      {"partition_strategy": partition_strategy})
+        # named as the scope (`embedding_lookup`), as TF names the lookup's result
+        out = make_op("EmbeddingLookup", [ids_t, *tensors], tensors[0].dtype, out_shape,
+                      scope if max_norm is None else None, {"partition_strategy": partition_strategy})
         if max_norm is not None:
             out = _clip_rows(out, ids_t, max_norm)
         return out

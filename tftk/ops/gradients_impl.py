@@ -131,8 +131,11 @@ def _call_rule(op: Operation, out_grads: list[Any]) -> Sequence[Any]:
     if kind.gradient is None:
         raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
     if len(op.outputs) > 1 and any(g is None for g in out_grads):
+        # As TF1: only trainable (float, complex) outputs get zeros; an int output (MaxPool's argmax,
+        # TopK's indices) passes None, so no ZerosLike reads an output TF's op does not have.
         from tftk.ops.array_ops import zeros_like
-        out_grads = [zeros_like(t) if g is None else g for t, g in zip(op.outputs, out_grads)]
+        out_grads = [zeros_like(t) if g is None and (t.dtype.is_floating or t.dtype.is_complex) else g
+                     for t, g in zip(op.outputs, out_grads)]
     with name_scope(op.name + "_grad"):
         result = kind.gradient(op, *out_grads)
     result = list(result) if isinstance(result, (list, tuple)) else [result]

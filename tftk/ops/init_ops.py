@@ -110,7 +110,8 @@ class VarianceScaling(Initializer):
 
     def __call__(self, shape, dtype=None, partition_info=None):
         dims = _dims(shape)
-        fan_in, fan_out = _fans(dims)
+        # a part of a partitioned variable is scaled as the whole variable (TF1's rule)
+        fan_in, fan_out = _fans(_dims(partition_info.full_shape) if partition_info is not None else dims)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
         dt = self._dtype(dtype)

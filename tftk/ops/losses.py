@@ -37,9 +37,10 @@ class Reduction:
 
 
 def _safe_div(numerator: Tensor, denominator: Tensor) -> Tensor:
-    """numerator / denominator, and 0 where the denominator is 0 (TF's _safe_div)."""
+    """numerator / denominator, and 0 where the denominator is 0 (TF's _safe_div); named `value`,
+    as TF names a reduced loss (`softmax_cross_entropy_loss/value`)."""
     is_zero = math_ops.cast(math_ops.equal(denominator, 0), denominator.dtype)
-    return math_ops.realdiv(numerator, math_ops.add(denominator, is_zero))
+    return math_ops.realdiv(numerator, math_ops.add(denominator, is_zero), name="value")
 
 
 def _num_present(losses: Tensor, weights: Tensor) -> Tensor:

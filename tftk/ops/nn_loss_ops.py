@@ -118,15 +118,19 @@ def softmax_cross_entropy_with_logits_v2(*args: Any, labels: Any = None, logits:
         axis = dim if axis is None else axis
         if not -rank <= axis < rank:
             raise ValueError(f"{who}: axis {axis} is out of range for logits of rank {rank}")
-        return _rows_op("SoftmaxCrossEntropyWithLogits", _to_last_axis(logits, axis), _to_last_axis(labels, axis), None)
+        # TF's helper reshapes its result last: the loss is `<scope>/Reshape_2` at any rank
+        return _rows_op("SoftmaxCrossEntropyWithLogits", _to_last_axis(logits, axis), _to_last_axis(labels, axis),
+                        "Reshape_2")
 
 
 def softmax_cross_entropy_with_logits(*args: Any, labels: Any = None, logits: Any = None, dim: int = -1,
                                       name: str | None = None, axis: int | None = None) -> Tensor:
     """TF1's v1 op: as v2, but no gradient flows into labels (they are wrapped in stop_gradient)."""
     logits, labels = _labels_logits(args, labels, logits, "softmax_cross_entropy_with_logits")
-    labels = array_ops.stop_gradient(convert_to_tensor(labels, dtype=logits.dtype, name="labels"))
-    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=axis, dim=dim, name=name)
+    with name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as scope:
+        labels = array_ops.stop_gradient(convert_to_tensor(labels, dtype=logits.dtype, name="labels"),
+                                         name="labels_stop_gradient")
+        return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=axis, dim=dim, name=scope)
 
 
 def sparse_softmax_cross_entropy_with_logits(*args: Any, labels: Any = None, logits: Any = None,

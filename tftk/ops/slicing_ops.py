@@ -14,7 +14,8 @@ from tftk.kernels.scatter import scatter_into_zeros
 from tftk.ops.constant_value import constant_value, static_ints
 from tftk.ops.op_builder import make_op
 
-__all__ = ["getitem", "strided_slice_key", "slice", "strided_slice", "boolean_mask"]
+__all__ = ["getitem", "strided_slice_key", "slice", "strided_slice", "boolean_mask", "masked_key",
+           "sliced_shape"]
 
 
 _slice_obj = builtins.slice  # this module defines tf.slice
@@ -54,7 +55,7 @@ def strided_slice_key(key: Any) -> tuple:
     return tuple(out)
 
 
-def _sliced_shape(shape: TensorShape, key: tuple) -> TensorShape:
+def sliced_shape(shape: TensorShape, key: tuple) -> TensorShape:
     dims = shape.as_tuple()
     if dims is None:
         return TensorShape(None)
@@ -114,7 +115,7 @@ def _strided_slice_grad_grad(op, grad):
 def getitem(tensor: Tensor, key: Any) -> Tensor:
     """`tensor[key]` with ints, slices, `...` and tf.newaxis (numpy basic indexing)."""
     k = strided_slice_key(key)
-    return make_op("StridedSlice", [tensor], tensor.dtype, _sliced_shape(tensor.shape, k),
+    return make_op("StridedSlice", [tensor], tensor.dtype, sliced_shape(tensor.shape, k),
                    "strided_slice", {"key": k})
 
 
@@ -191,6 +192,14 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_
     b = static_ints(begin, "begin", op_name)
     e = static_ints(end, "end", op_name)
     s = static_ints(strides, "strides", op_name) if strides is not None else [1] * len(b)
+    key = masked_key(b, e, s, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, op_name)
+    return getitem(x, key) if name is None else _named_getitem(x, key, name)
+
+
+def masked_key(b: list[int], e: list[int], s: list[int], begin_mask: int = 0, end_mask: int = 0,
+               ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0,
+               op_name: str = "StridedSlice") -> tuple:
+    """TF's StridedSlice operands (begin, end, strides and the five bit masks) as a numpy key."""
     if not len(b) == len(e) == len(s):
         raise ValueError(f"{op_name}: begin, end and strides must have the same length, got {b}, {e}, {s}")
     key: list[Any] = []
@@ -206,7 +215,7 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_
             key.append(bi)
         else:
             key.append(_slice_obj(None if begin_mask & bit else bi, None if end_mask & bit else ei, si))
-    return getitem(x, tuple(key)) if name is None else _named_getitem(x, tuple(key), name)
+    return tuple(key)
 
 
 def _named_getitem(x: Tensor, key: tuple, name: str) -> Tensor:

@@ -99,6 +99,8 @@ class VariableScope:
                     regularizer=regularizer or self._regularizer, trainable=trainable,
                     collections=collections, validate_shape=validate_shape,
                     constraint=constraint or self._constraint, reuse=reuse)
+        if partitioner is not None or self._partitioner is not None:
+            args["partitioner"] = partitioner if partitioner is not None else self._partitioner
         if getter is not None:
             return getter(_true_getter, full_name, **args)
         return _true_getter(full_name, **args)
@@ -117,7 +119,11 @@ def _store(graph) -> dict[str, Variable]:
 def _true_getter(name: str, shape: Any = None, dtype: Any = dtypes.float32, initializer: Any = None,
                  regularizer: Any = None, trainable: bool = True, collections: Any = None,
                  validate_shape: bool = True, constraint: Any = None, reuse: Any = None,
-                 **kwargs: Any) -> Variable:
+                 partitioner: Any = None, **kwargs: Any) -> Variable:
+    if partitioner is not None:
+        return _partitioned_getter(name, shape, dtype, initializer, partitioner, reuse,
+                                   dict(regularizer=regularizer, trainable=trainable, collections=collections,
+                                        validate_shape=validate_shape, constraint=constraint))
     graph = root_graph(get_default_graph())
     store = _store(graph)
     dtype = dtypes.as_dtype(dtype)
@@ -148,6 +154,53 @@ def _true_getter(name: str, shape: Any = None, dtype: Any = dtypes.float32, init
         if loss is not None:
             graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
     return variable
+
+
+def _partitioned_getter(name: str, shape: Any, dtype: Any, initializer: Any, partitioner: Any, reuse: Any,
+                        options: dict) -> Any:
+    """get_variable with a partitioner: the PartitionedVariable `name` of parts `name/part_<i>`
+    (each with its SaveSliceInfo; a callable initializer gets each part's _PartitionInfo)."""
+    from tftk.ops.partitioned_variables import PartitionedVariable, SaveSliceInfo, partitioned_parts
+    store = _store(get_default_graph())
+    dtype = dtypes.as_dtype(dtype)
+    found = store.get(name)
+    if found is not None:
+        if not isinstance(found, PartitionedVariable):
+            raise ValueError(f"Trying to reuse partitioned variable {name}, but it was created without a partitioner")
+        if reuse is not True and reuse is not AUTO_REUSE:
+            raise ValueError(f"Partitioned variable with name {name} already exists. Did you mean to set "
+                             "reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
+        if shape is not None and not as_shape(shape).is_compatible_with(found.shape):
+            raise ValueError(f"Trying to reuse partitioned variable {name}, but specified shape "
+                             f"{as_shape(shape)} and found shape {found.shape}.")
+        return found
+    if reuse is True:
+        raise ValueError(f"PartitionedVariable {name} does not exist, or was not created with tf.get_variable(). "
+                         "Did you mean to set reuse=tf.AUTO_REUSE in VarScope?")
+    if initializer is not None and not callable(initializer):
+        raise ValueError(f"Partitioned variable {name} needs an initializer callable taking partition_info "
+                         f"(e.g. tf.constant_initializer), got {type(initializer).__name__}")
+    parts = []
+    full = as_shape(shape).as_list() if shape is not None else None
+    for part_name, offset, part_shape, info in partitioned_parts(name, shape, dtype, partitioner):
+        part_init = _part_initializer(initializer, info, dtype)
+        part = _true_getter(part_name, part_shape, dtype, part_init, reuse=reuse, **options)
+        part._save_slice_info = SaveSliceInfo(name, full, offset, part_shape)
+        parts.append(part)
+    counts = [1] * len(full)
+    axis = next((i for i, (f, p) in enumerate(zip(full, parts[0].shape.as_list())) if f != p), 0)
+    counts[axis] = len(parts)
+    store[name] = PartitionedVariable(name, full, dtype, parts, counts)
+    return store[name]
+
+
+def _part_initializer(initializer: Any, info: Any, dtype: dtypes.DType) -> Callable:
+    """The initializer of one part: the variable's initializer told which part it fills."""
+    if initializer is None:
+        initializer = init_ops.GlorotUniform() if dtype.is_floating else init_ops.Zeros()
+    if isinstance(initializer, type):
+        initializer = initializer(dtype=dtype)
+    return lambda shape, dtype=None, partition_info=None: initializer(shape, dtype=dtype, partition_info=info)
 
 
 def _user_frames(frames: list) -> list:
@@ -211,7 +264,7 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
     return get_variable_scope().get_variable(
         name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
         trainable=trainable, collections=collections, validate_shape=validate_shape,
-        custom_getter=custom_getter, constraint=constraint)
+        custom_getter=custom_getter, constraint=constraint, partitioner=partitioner)
 
 
 def get_local_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,

@@ -34,6 +34,9 @@ def graph_to_graph_def(graph, add_shapes: bool = False) -> GraphDef:
     for op in graph.get_operations():
         expanded = expanded_nodes(op)
         if expanded is not None:
+            for node in expanded if add_shapes and op.outputs else ():
+                if node.name == op.name:  # the node standing for the op itself
+                    _add_output_shapes(node, op)
             nodes.extend(expanded)
             continue
         form = tf_form(op)
@@ -46,8 +49,8 @@ def graph_to_graph_def(graph, add_shapes: bool = False) -> GraphDef:
             node = node_def(op, add_shapes, attrs)
             node.input[len(op.inputs):len(op.inputs)] = [f"{op.name}/{n}" for n, _ in extra_inputs]
         else:
-            node = node_def(op, add_shapes)
-            _mark_tftk_only(node, op)
+            nodes.extend(_generic_node(op, add_shapes))
+            continue
         nodes.append(node)
     return GraphDef(node=nodes)
 
@@ -57,10 +60,44 @@ def _dtype_of(value: np.ndarray):
     return dtypes.as_dtype(value.dtype)
 
 
+def _generic_node(op, add_shapes: bool) -> list[NodeDef]:
+    """An op without a hand-written TF form, as TF's OpDef has it where TF has the op type (attrs
+    TF takes as inputs written as Const nodes); tftk's attrs and input order are kept in
+    `_tftk_attrs` / `_tftk_inputs` for tftk's importer. Ops TF lacks keep tftk's attrs."""
+    from tftk.formats.op_signatures import tf_node_form
+    form = tf_node_form(op)
+    if form is None:
+        node = node_def(op, add_shapes)
+        _mark_tftk_only(node, op)
+        return [node]
+    attrs, inputs, order = form
+    nodes, names = [], []
+    for value in inputs:
+        if hasattr(value, "op"):
+            names.append(_input_name(value))
+            continue
+        names.append(f"{op.name}/{value.arg}")
+        nodes.append(NodeDef(name=names[-1], op="Const", device=op.device or "",
+                             attr={"dtype": attr_value(value.dtype),
+                                   "value": AttrValue(tensor=make_tensor_proto(value.value))}))
+    node = node_def(op, add_shapes, attrs)
+    node.input[:len(op.inputs)] = names
+    own = node.attr["_tftk_attrs"].func
+    own.name = op.type
+    for key, value in op.attrs.items():
+        written = attr_value(value)
+        if written is not None:
+            own.attr[key].CopyFrom(written)
+    if order != list(range(len(names))):  # reordered, or Consts added for attrs
+        node.attr["_tftk_inputs"].list.i.extend(order)
+    _mark_tftk_only(node, op)
+    return nodes + [node]
+
+
 def _mark_tftk_only(node: NodeDef, op) -> None:
     """Record what tftk's importer needs to rebuild an op TF does not have: output types, None attrs."""
-    if op.outputs:
-        node.attr["_tftk_output_types"].list.type.extend(t.dtype.as_datatype_enum for t in op.outputs)
+    node.attr["_tftk_output_types"].list.type.extend(t.dtype.as_datatype_enum for t in op.outputs)
+    node.attr["_tftk_output_types"].list.SetInParent()  # present (empty) for ops without outputs
     none_attrs = sorted(k for k, v in op.attrs.items() if v is None)
     if none_attrs:
         node.attr["_tftk_none_attrs"].list.s.extend(k.encode() for k in none_attrs)
@@ -88,8 +125,12 @@ def node_def(op, add_shapes: bool = False, attrs: dict | None = None) -> NodeDef
         if attr is not None:
             node.attr[key].CopyFrom(attr)
     if add_shapes and op.outputs:
-        node.attr["_output_shapes"].list.shape.extend(_static_shape(t) for t in op.outputs)
+        _add_output_shapes(node, op)
     return node
+
+
+def _add_output_shapes(node: NodeDef, op) -> None:
+    node.attr["_output_shapes"].list.shape.extend(_static_shape(t) for t in op.outputs)
 
 
 def _input_name(tensor) -> str:

@@ -54,14 +54,18 @@ def _bundle():
     return tensor_bundle
 
 
-def save_bundle(prefix: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> list[Path]:
+def save_bundle(prefix: str | os.PathLike, arrays: Mapping[str, np.ndarray],
+                slices: Mapping[str, tuple[list[int], list]] | None = None) -> list[Path]:
     """Write `arrays` as TF's V2 checkpoint `prefix` (`.index` + `.data-00000-of-00001`), atomically.
 
+    `slices` maps a partitioned variable's name to (full shape, [(extents, part array)]), written
+    as TF writes slices (see `tensor_bundle.write_bundle`).
     Raises InvalidArgumentError as `save_arrays` does for a name or value that cannot be stored.
     """
     checked = {_check_name(name): np.asarray(value) for name, value in arrays.items()}
+    parts = {_check_name(name): spec for name, spec in (slices or {}).items()}
     try:
-        return _bundle().write_bundle(prefix, checked)
+        return _bundle().write_bundle(prefix, checked, parts)
     except ValueError as exc:
         raise InvalidArgumentError(None, None, str(exc)) from None
 

@@ -262,12 +262,14 @@ class Optimizer:
         """A variable of the optimizer itself (one per graph), e.g. Adam's `beta1_power`.
 
         A Python number takes `like`'s dtype (TF1 made it float32, losing precision for float64 models).
+        Created in the current name scope, as TF1 does (`adam_optimizer/beta1_power` in the deep-MNIST
+        tutorial), so checkpoints name it as TF's do.
         """
         graph = like.graph
         key = (name, graph)
         if key not in self._non_slot_dict:
             dtype = None if isinstance(initial_value, (Tensor, Variable)) else like.dtype
-            with graph.as_default(), graph.name_scope(None), graph.colocate_with(like.op):
+            with graph.as_default(), graph.colocate_with(like.op):
                 self._non_slot_dict[key] = Variable(initial_value, name=name, trainable=False, dtype=dtype)
         return self._non_slot_dict[key]
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import GraphKeys, Operation, Tensor, get_default_graph, guard_scope
+from tftk.framework.tensor_shape import TensorShape
 from tftk.ops.op_builder import make_op
 from tftk.train.checkpoint_io import (checkpoint_exists, list_variables, load_arrays, save_arrays,
                                       save_bundle)
@@ -38,30 +39,64 @@ def _prefix_of(filename: np.ndarray) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+def parse_slice_spec(spec: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """TF's shape-and-slice string "10 3 0,4:-" as (full shape, [(start, length or -1)])."""
+    *dims, extents = spec.split(" ")
+    full = [int(d) for d in dims]
+    parsed = [(0, -1) if e == "-" else tuple(int(v) for v in e.split(",")) for e in extents.split(":")]
+    if len(parsed) != len(full):
+        raise ValueError(f"slice spec {spec!r}: {len(parsed)} extents for a rank-{len(full)} shape")
+    return full, parsed
+
+
+def _region(extents: list[tuple[int, int]]) -> tuple:
+    return tuple(slice(start, None if length < 0 else start + length) for start, length in extents)
+
+
 def _bind_save(op: Operation, ctx: Any):
     names = op.get_attr("tensor_names")
-    write = save_arrays if op.get_attr("_tftk_npz") else save_bundle
+    specs = op.get_attr("shape_and_slices") or ("",) * len(names)
+    npz = op.get_attr("_tftk_npz")
 
     def kernel(filename, *values):
-        write(_prefix_of(filename), dict(zip(names, values)))
+        whole: dict[str, np.ndarray] = {}
+        sliced: dict[str, tuple[list[int], list]] = {}
+        for name, spec, value in zip(names, specs, values):
+            if not spec:
+                whole[name] = value
+                continue
+            full, extents = parse_slice_spec(spec)
+            sliced.setdefault(name, (full, []))[1].append((extents, value))
+        if npz:  # tftk's own format stores whole arrays: put the parts together
+            for name, (full, parts) in sliced.items():
+                array = np.zeros(full, dtype=parts[0][1].dtype)
+                for extents, value in parts:
+                    array[_region(extents)] = value
+                whole[name] = array
+            save_arrays(_prefix_of(filename), whole)
+        else:
+            save_bundle(_prefix_of(filename), whole, sliced)
         return filename
     return kernel
 
 
 def _bind_restore(op: Operation, ctx: Any):
     names = op.get_attr("tensor_names")
+    specs = op.get_attr("shape_and_slices") or ("",) * len(names)
     variables = op.get_attr("variable_ops")
     boxes = [ctx.box(v) for v in variables]
     wanted = [(v.outputs[0].shape, v.outputs[0].dtype) for v in variables]
+    parsed = [parse_slice_spec(spec) if spec else (None, None) for spec in specs]
 
     def kernel(filename):
         prefix = _prefix_of(filename)
         stored = {name: (shape, dtype) for name, shape, dtype in list_variables(prefix)}
-        for name, variable, (shape, dtype) in zip(names, variables, wanted):
-            _check_entry(prefix, name, variable.name, stored, shape, dtype)
-        arrays = load_arrays(prefix, names)
-        for name, box, (_, dtype) in zip(names, boxes, wanted):
-            _write(box, arrays[name], dtype.as_numpy_dtype)
+        for name, variable, (shape, dtype), (full, _) in zip(names, variables, wanted, parsed):
+            _check_entry(prefix, name, variable.name, stored, shape if full is None else TensorShape(full), dtype)
+        arrays = load_arrays(prefix, list(dict.fromkeys(names)))
+        for name, box, (_, dtype), (_, extents) in zip(names, boxes, wanted, parsed):
+            value = arrays[name] if extents is None else arrays[name][_region(extents)]
+            _write(box, value, dtype.as_numpy_dtype)
         return filename
     return kernel
 
@@ -120,21 +155,38 @@ def _variable_op(value: Any) -> Operation:
     return op
 
 
-def _named_variables(var_list: Any) -> dict[str, Operation]:
-    """Checkpoint key -> variable op, from None (all global variables), a list or a dict."""
+def _parts(value: Any) -> list[tuple[str, str | None, Operation]]:
+    """(slice spec, full name, variable op) of each part of a variable ("" and None when whole)."""
+    parts = value._get_variable_list() if hasattr(value, "_get_variable_list") else [value]
+    out = []
+    for part in parts:
+        info = getattr(part, "_save_slice_info", None)
+        out.append(("", None, _variable_op(part)) if info is None else (info.spec, info.full_name, _variable_op(part)))
+    return out
+
+
+def _named_variables(var_list: Any) -> list[tuple[str, str, Operation]]:
+    """(checkpoint key, slice spec, variable op) from None (all global variables), a list or a dict.
+
+    A part of a partitioned variable is saved under its full variable's name with TF's slice spec
+    ("10 3 0,4:0,3"); every other variable under its op name (or its dict key) with spec "".
+    """
     if var_list is None:
         var_list = get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES) + \
             get_default_graph().get_collection("saveable_objects")
     if isinstance(var_list, Mapping):
-        items = [(str(key), _variable_op(value)) for key, value in var_list.items()]
+        # a dict key names a whole or a PartitionedVariable; a single part keeps its full name
+        items = [(full if full and not hasattr(value, "_get_variable_list") else str(key), spec, op)
+                 for key, value in var_list.items() for spec, full, op in _parts(value)]
     else:
-        items = [(_variable_op(value).name, _variable_op(value)) for value in var_list]
-    named: dict[str, Operation] = {}
-    for key, op in items:
-        if key in named:
+        items = [(full or op.name, spec, op) for value in var_list for spec, full, op in _parts(value)]
+    seen: dict[str, set[str]] = {}
+    for key, spec, _ in items:
+        specs = seen.setdefault(key, set())
+        if spec in specs or (specs and (not spec or "" in specs)):
             raise ValueError(f"At least two variables have the same name: {key}")
-        named[key] = op
-    return named
+        specs.add(spec)
+    return items
 
 
 class Saver:
@@ -194,18 +246,21 @@ class Saver:
                 raise ValueError("No variables to save")
             self._is_empty, self._built = True, True
             return
-        graph = next(iter(named.values())).graph
-        names = list(named)
-        variable_ops = list(named.values())
+        graph = named[0][2].graph
+        names = [key for key, _, _ in named]
+        specs = [spec for _, spec, _ in named]
+        variable_ops = [op for _, _, op in named]
         with graph.as_default(), graph.control_dependencies(None), guard_scope(graph, ()):
             with graph.name_scope(self._name):
                 self._filename = placeholder_with_default(
                     constant(self._default_filename, dtypes.string, name="filename"), [], name="Const")
                 self._save = make_op("SaveV2", [self._filename] + [op.outputs[0] for op in variable_ops],
                                      dtypes.string, [], "SaveV2",
-                                     {"tensor_names": names, "_tftk_npz": self._write_version == 1})
+                                     {"tensor_names": names, "shape_and_slices": specs,
+                                      "_tftk_npz": self._write_version == 1})
                 self._restore = make_op("RestoreV2", [self._filename], dtypes.string, [], "restore_all",
-                                        {"tensor_names": names, "variable_ops": variable_ops})
+                                        {"tensor_names": names, "shape_and_slices": specs,
+                                         "variable_ops": variable_ops})
         self._graph = graph
         self._built = True
 

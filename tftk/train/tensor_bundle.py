@@ -75,33 +75,65 @@ def _string_payload(array: np.ndarray) -> tuple[list[bytes], int]:
     return [bytes(lengths), length_crc, *items], crc
 
 
-def write_bundle(prefix: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> list[Path]:
-    """Write `arrays` (name -> array) as V2 checkpoint `prefix`; returns [index, data shard]."""
-    entries: dict[str, BundleEntryProto] = {}
+def _payload(name: str, array: np.ndarray) -> tuple[int, list, int]:
+    """(DataType enum, byte chunks, CRC-32C) of one tensor as TF's data shard holds it."""
+    enum = datatype_enum(array.dtype)
+    if enum == 0 or (array.dtype.kind == "O" and not all(
+            isinstance(s, (bytes, str, np.bytes_, np.str_)) for s in array.ravel())):
+        raise ValueError(f"cannot save {name!r}: dtype {array.dtype} has no TensorFlow DataType")
+    if enum == DataType.Value("DT_STRING"):
+        chunks, crc = _string_payload(array)
+        return enum, chunks, crc
+    raw = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    return enum, [memoryview(raw.reshape(-1)).cast("B")], extend(0, raw)
+
+
+def _slice_entry(name: str, full: list[int], parts: list) -> BundleEntryProto:
+    """The entry of a partitioned tensor: dtype, full shape and its slices' extents, no values."""
+    entry = BundleEntryProto(dtype=datatype_enum(np.asarray(parts[0][1]).dtype), shape=shape_proto(full))
+    for extents, _ in parts:
+        proto = entry.slices.add()
+        for start, length in extents:
+            extent = proto.extent.add()
+            if length >= 0:  # "-" (a whole dimension) is an empty Extent, as TF writes it
+                extent.start, extent.length = start, length
+    return entry
+
+
+def write_bundle(prefix: str | os.PathLike, arrays: Mapping[str, np.ndarray],
+                 slices: Mapping[str, tuple[list[int], list]] | None = None) -> list[Path]:
+    """Write `arrays` (name -> array) as V2 checkpoint `prefix`; returns [index, data shard].
+
+    `slices` maps a partitioned tensor's name to (full shape, [(extents, part array)]): as TF's
+    BundleWriter::AddSlice, each part is stored under `tensor_slices.slice_key(name, extents)`
+    and the name's own entry lists the slices.
+    """
+    from tftk.train.tensor_slices import slice_key
+    tensors = {name.encode("utf-8"): (name, np.asarray(array)) for name, array in arrays.items()}
+    entries: dict[bytes, BundleEntryProto] = {}
+    for name, (full, parts) in (slices or {}).items():
+        if name.encode("utf-8") in tensors:
+            raise ValueError(f"cannot save {name!r} both whole and as slices")
+        entries[name.encode("utf-8")] = _slice_entry(name, full, parts)
+        for extents, part in parts:
+            key = slice_key(name, extents)
+            tensors[key.encode("utf-8", errors="surrogateescape")] = (name, np.asarray(part))
     shard = data_path(prefix, 0, 1)
     with atomic_open(shard, "wb") as handle:
         offset = 0
-        for name in sorted(arrays):
-            array = np.asarray(arrays[name])
-            enum = datatype_enum(array.dtype)
-            if enum == 0 or (array.dtype.kind == "O" and not all(
-                    isinstance(s, (bytes, str, np.bytes_, np.str_)) for s in array.ravel())):
-                raise ValueError(f"cannot save {name!r}: dtype {array.dtype} has no TensorFlow DataType")
-            if enum == DataType.Value("DT_STRING"):
-                chunks, crc = _string_payload(array)
-            else:
-                raw = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-                chunks, crc = [memoryview(raw.reshape(-1)).cast("B")], extend(0, raw)
+        for key in sorted(tensors):
+            name, array = tensors[key]
+            enum, chunks, crc = _payload(name, array)
             size = sum(len(c) for c in chunks)
             for chunk in chunks:
                 handle.write(chunk)
-            entries[name] = BundleEntryProto(dtype=enum, shape=shape_proto(array.shape), shard_id=0,
-                                             offset=offset, size=size, crc32c=mask(crc))
+            entries[key] = BundleEntryProto(dtype=enum, shape=shape_proto(array.shape), shard_id=0,
+                                            offset=offset, size=size, crc32c=mask(crc))
             offset += size
     header = BundleHeaderProto(num_shards=1, endianness=BundleHeaderProto.LITTLE)
     header.version.producer = _VERSION_PRODUCER
     items = [(b"", header.SerializeToString())]
-    items += [(name.encode("utf-8"), entries[name].SerializeToString()) for name in sorted(entries)]
+    items += [(key, entries[key].SerializeToString()) for key in sorted(entries)]
     with atomic_open(index_path(prefix), "wb") as handle:
         handle.write(build_table(items))
     return [index_path(prefix), shard]

@@ -87,6 +87,10 @@ for _kind in UPDATE_KINDS.values():
     registry.register_op("Sparse" + _kind.op_type, _bind(_kind, True),
                          ref_inputs=tuple(range(1 + len(_kind.slots))), stateful=True, remote=True)
     registry.not_differentiable(_kind.op_type, "Sparse" + _kind.op_type)
+    # Input names, so a GraphDef writes the inputs in TF's order (which differs per op).
+    registry.lookup(_kind.op_type).extra["input_names"] = ("var",) + _kind.slots + _kind.hypers + ("grad",)
+    registry.lookup("Sparse" + _kind.op_type).extra["input_names"] = (("var",) + _kind.slots + _kind.hypers
+                                                                      + ("values", "indices"))
 
 
 def apply_update(op_type: str, var: Any, slots: Sequence[Any], hypers: Sequence[Tensor],

@@ -1,0 +1,27 @@
+"""Print every op type tftk registers (all op modules imported), plus the TF op types tftk's
+GraphDef export writes for its gradient helpers: the input of tools/tf_op_signatures.py.
+
+    .venv/bin/python tools/tftk_op_types.py | /work/tfvenv/bin/python tools/tf_op_signatures.py \
+        > tftk/formats/tf_op_signatures.json
+"""
+
+import importlib
+import pkgutil
+
+from tftk.framework import registry
+
+# Written by tftk/formats/gradient_export.py and the saver export, whether or not tftk registers them.
+EXPORTED = {"Const", "Placeholder", "NoOp", "Identity", "BroadcastGradientArgs", "Size", "Maximum", "FloorDiv",
+            "Cast", "BroadcastTo", "ExpandDims", "Reshape", "Sum", "Shape", "MaxPoolGrad", "RestoreV2", "SaveV2",
+            "Assign", "MergeV2Checkpoints", "AddV2", "Sub", "Mul", "RandomUniform", "RandomUniformInt", "Greater",
+            "OnesLike", "Select", "Log", "ConcatOffset", "SplitV", "Split", "Log1p", "GreaterEqual", "LessEqual",
+            "ZerosLike", "Neg", "Exp", "Slice", "StridedSlice", "StridedSliceGrad", "GatherV2"}
+
+for package in ("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.api", "tftk.framework", "tftk.formats"):
+    module = importlib.import_module(package)
+    for info in pkgutil.walk_packages(module.__path__, package + "."):
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # an optional extra not installed: its ops are not needed
+            continue
+print(*sorted(set(registry.registered_types()) | EXPORTED), sep="\n")
