@@ -2,7 +2,8 @@
 
 `fingerprint64_array` hashes every string of an array with FarmHash Fingerprint64 (TF's
 `Fingerprint64`: StringToHashBucketFast, out-of-vocabulary buckets, crossed columns) in one
-compiled loop over the strings laid end to end in one byte buffer. `cross_rows` builds TF's
+compiled loop over the strings laid end to end in one byte buffer; `siphash24_array` does the same
+with keyed SipHash-2-4 (StringToHashBucketStrong). `cross_rows` builds TF's
 hashed SparseCross output: per row, every combination of one feature per column (the last column
 varying fastest), chained with FingerprintCat64 from the hash key.
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from tftk.kernels.jit import njit
 
-__all__ = ["fingerprint64_array", "fingerprint_cat64", "cross_rows", "strings_as_buffer"]
+__all__ = ["fingerprint64_array", "siphash24_array", "fingerprint_cat64", "cross_rows", "strings_as_buffer"]
 
 _U = np.uint64
 _K0, _K1, _K2 = _U(0xC3A5C85C97CB3127), _U(0xB492B66FBE98F273), _U(0x9AE16A3B2F90404F)
@@ -186,6 +187,54 @@ def fingerprint64_array(strings: np.ndarray) -> np.ndarray:
     strings = np.asarray(strings, dtype=object)
     buf, offsets = strings_as_buffer(strings)
     return _fingerprint_all(buf, offsets).reshape(strings.shape)
+
+
+@njit(cache=True)
+def _sipround(v0, v1, v2, v3):  # pragma: no cover - compiled
+    v0 += v1
+    v1 = _rot(v1, 64 - 13) ^ v0
+    v0 = _rot(v0, 32)
+    v2 += v3
+    v3 = _rot(v3, 64 - 16) ^ v2
+    v0 += v3
+    v3 = _rot(v3, 64 - 21) ^ v0
+    v2 += v1
+    v1 = _rot(v1, 64 - 17) ^ v2
+    v2 = _rot(v2, 32)
+    return v0, v1, v2, v3
+
+
+@njit(cache=True)
+def _siphash_all(buf, offsets, k0, k1):  # pragma: no cover - compiled
+    out = np.empty(offsets.shape[0] - 1, np.uint64)
+    for k in range(out.shape[0]):
+        s, n = offsets[k], offsets[k + 1] - offsets[k]
+        v0, v1 = k0 ^ _U(0x736F6D6570736575), k1 ^ _U(0x646F72616E646F6D)
+        v2, v3 = k0 ^ _U(0x6C7967656E657261), k1 ^ _U(0x7465646279746573)
+        full = n - n % 8
+        for i in range(0, full + 8, 8):
+            if i == full:  # the last word: the remaining bytes, the length in the top byte
+                m = _U(n & 0xFF) << _U(56)
+                for j in range(n - full):
+                    m |= _U(buf[s + full + j]) << _U(8 * j)
+            else:
+                m = _u64(buf, s + i)
+            v3 ^= m
+            v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
+            v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
+            v0 ^= m
+        v2 ^= _U(0xFF)
+        for _ in range(4):
+            v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
+        out[k] = v0 ^ v1 ^ v2 ^ v3
+    return out
+
+
+def siphash24_array(key: tuple[int, int], strings: np.ndarray) -> np.ndarray:
+    """SipHash-2-4 under the 128-bit key (key[0], key[1]) of every string of `strings` (uint64, same shape)."""
+    strings = np.asarray(strings, dtype=object)
+    buf, offsets = strings_as_buffer(strings)
+    return _siphash_all(buf, offsets, np.uint64(key[0]), np.uint64(key[1])).reshape(strings.shape)
 
 
 @njit(cache=True)
