@@ -54,6 +54,9 @@ def _check_default_value(shape: tuple, default_value: Any, dtype: dtypes.DType, 
             raise TypeError(f"default_value must be compatible with dtype. default_value: {default_value}, "
                             f"dtype: {dtype.name}, key: {key}")
         return _as_tuple(np.full(shape, default_value).tolist())
+    if not isinstance(default_value, (list, tuple, np.ndarray)):
+        raise TypeError(f"default_value must be compatible with dtype. default_value: {default_value}, "
+                        f"dtype: {dtype.name}, key: {key}")
     array = np.asarray(default_value)
     if array.shape != shape:
         raise ValueError(f"The shape of default_value must be equal to given shape. default_value: "

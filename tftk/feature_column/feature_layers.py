@@ -78,8 +78,10 @@ def _verify_static_batch_size_equality(tensors: list, columns: list) -> None:
 def _flat_dense(column: DenseColumn, builder: FeatureTransformationCache, collections: list, trainable: bool) -> Tensor:
     """The column's dense tensor as [batch, num_elements]."""
     tensor = column._get_dense_tensor(builder, weight_collections=collections, trainable=trainable)
-    return array_ops.reshape(tensor, array_ops.stack([array_ops.shape(tensor)[0],
-                                                      column._variable_shape.num_elements()]))
+    size = column._variable_shape.num_elements()
+    flat = array_ops.reshape(tensor, array_ops.stack([array_ops.shape(tensor)[0], size]))
+    flat.set_shape([tensor.shape[0] if tensor.shape.ndims else None, size])
+    return flat
 
 
 def input_layer(features: dict, feature_columns: Iterable[DenseColumn], weight_collections: Any = None,
@@ -136,9 +138,9 @@ def _weighted_sum(column: FeatureColumn, builder: FeatureTransformationCache, un
             id_weights = _as_2d(id_weights)
         return safe_embedding_lookup_sparse(weights, ids, sparse_weights=id_weights, combiner=sparse_combiner,
                                             name="weighted_sum"), weights
-    dense = _flat_dense(column, builder, collections, trainable)
     weights = get_variable("weights", shape=(column._variable_shape.num_elements(), units), dtype=dtypes.float32,
                            initializer=zeros_initializer(), trainable=trainable, collections=collections)
+    dense = _flat_dense(column, builder, collections, trainable)
     return math_ops.matmul(dense, weights, name="weighted_sum"), weights
 
 

@@ -18,7 +18,7 @@ from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
 from tftk.ops.embedding_ops import embedding_lookup
-from tftk.ops.gather_ops import gather, where
+from tftk.ops.gather_ops import where
 from tftk.ops.segment_ops import segment_sum, sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum
 from tftk.ops.sequence_ops import unique
 from tftk.ops.sparse_math_ops import sparse_fill_empty_rows, sparse_reshape, sparse_retain
@@ -58,14 +58,16 @@ def embedding_lookup_sparse(params: Any, sp_ids: SparseTensor, sp_weights: Spars
     parts = _params_list(params)
     with name_scope(name, "embedding_lookup_sparse", parts + [sp_ids.values]):
         segment_ids = math_ops.cast(sp_ids.indices[:, 0], dtypes.int32)
-        ids, idx = unique(sp_ids.values)
-        embeddings = embedding_lookup(parts if len(parts) > 1 else parts[0], ids,
-                                      partition_strategy=partition_strategy, max_norm=max_norm)
         if sp_weights is None:
+            ids, idx = unique(sp_ids.values)
+            embeddings = embedding_lookup(parts if len(parts) > 1 else parts[0], ids,
+                                          partition_strategy=partition_strategy, max_norm=max_norm)
             reduce = {"sum": sparse_segment_sum, "mean": sparse_segment_mean, "sqrtn": sparse_segment_sqrt_n}[combiner]
             return reduce(embeddings, idx, segment_ids)
+        # one row per id occurrence (TF looks up the unique ids and gathers; the values are the same)
+        embeddings = embedding_lookup(parts if len(parts) > 1 else parts[0], sp_ids.values,
+                                      partition_strategy=partition_strategy, max_norm=max_norm)
         weights = math_ops.cast(sp_weights.values, embeddings.dtype)
-        embeddings = gather(embeddings, idx)
         rank = embeddings.shape.ndims
         column = array_ops.reshape(weights, [-1] + [1] * (rank - 1)) if rank is not None else \
             array_ops.reshape(weights, array_ops.concat(
@@ -100,7 +102,6 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: SparseTenso
     inputs = parts + [sparse_ids.values] + ([sparse_weights.values] if sparse_weights is not None else [])
     with name_scope(name, "embedding_lookup", inputs):
         original_shape = sparse_ids.dense_shape
-        rank_dim = original_shape.shape.as_list()[0] if original_shape.shape.ndims == 1 else None
         lead = original_shape[:-1]
         ids = sparse_reshape(sparse_ids, array_ops.stack([math_ops.reduce_prod(lead), original_shape[-1]]))
         weights = None if sparse_weights is None else SparseTensor(ids.indices, sparse_weights.values, ids.dense_shape)
@@ -118,6 +119,6 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: SparseTenso
             result = where(is_row_empty, array_ops.zeros_like(result), result)
         final = array_ops.reshape(result, array_ops.concat(
             [math_ops.cast(lead, dtypes.int32), array_ops.shape(result)[1:]], 0))
-        lead_dims = TensorShape(None) if rank_dim is None else TensorShape([None] * (rank_dim - 1))
+        lead_dims = sparse_ids.shape[:-1] if sparse_ids.shape.ndims is not None else TensorShape(None)
         final.set_shape(lead_dims.concatenate(result.shape[1:]))
         return final

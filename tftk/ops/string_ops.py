@@ -88,9 +88,11 @@ def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Sequence[int
                                  name: str | None = None) -> Tensor:
     """Each string's SipHash-2-4 under the two 64-bit ints of `key`, modulo `num_buckets` (as TF)."""
     key = [int(k) for k in key]
-    if len(key) != 2 or any(k < 0 or k >= 2 ** 64 for k in key):
-        raise ValueError(f"StringToHashBucketStrong: key must be two unsigned 64-bit ints, got {key}")
-    return _hash_op("StringToHashBucketStrong", input, num_buckets, name, {"key": tuple(key)})
+    if len(key) != 2 or any(k < -2 ** 63 or k >= 2 ** 63 for k in key):
+        raise ValueError(f"StringToHashBucketStrong: key must be two 64-bit ints (TF's int attr), got {key}")
+    # TF reads the two int64 attr values as the uint64 halves of the SipHash key
+    return _hash_op("StringToHashBucketStrong", input, num_buckets, name,
+                    {"key": tuple(k & 0xFFFFFFFFFFFFFFFF for k in key)})
 
 
 def string_to_hash_bucket(string_tensor: Any, num_buckets: int, name: str | None = None) -> Tensor:
