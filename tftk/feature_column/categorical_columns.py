@@ -35,7 +35,9 @@ __all__ = ["categorical_column_with_identity", "categorical_column_with_hash_buc
 def _sparse_ids_input(inputs: Any, key: str, column_dtype: dtypes.DType | None = None) -> SparseTensor:
     """The raw feature `key` as a SparseTensor, its dtype checked against the column's."""
     feature = to_sparse_input(inputs.get(key))
-    check_string_or_int(feature.dtype, f"column_name: {key} input_tensor")
+    if feature.dtype is not dtypes.string and not feature.dtype.is_integer:
+        raise ValueError(f"feature {key!r} is {feature.dtype.name}; categorical columns need string or integer "
+                         f"values")
     if column_dtype is not None and column_dtype.is_integer != feature.dtype.is_integer:
         raise ValueError(f"Column dtype and SparseTensors dtype must be compatible. key: {key}, column dtype: "
                          f"{column_dtype.name}, tensor dtype: {feature.dtype.name}")
