@@ -199,6 +199,31 @@ ROWS = [
                                for n in list(range(0, 80)) + [127, 128, 129, 200, 256, 1000]] +
                               ["hello".encode(), "日本語のテキスト".encode(), ("é" * 40).encode()], dtype=object)
                .astype(bytes)}),
+    SnippetRow("sparse_cross",
+               "a = tf.SparseTensor([[0, 0], [0, 1], [2, 0], [3, 0]], ['x', 'y', 'z', 'x'], [4, 2])\n"
+               "b = tf.SparseTensor([[0, 0], [1, 0], [2, 0], [2, 1], [3, 0]], tf.constant([3, 1, -4, 12, 0], tf.int64), [4, 2])\n"
+               "d = tf.constant([['p'], ['q'], [''], ['p']])\n"
+               "n = tf.constant([[7, 8], [9, 10], [11, 12], [0, 1]], tf.int64)\n"
+               "ops = [tf.sparse.cross_hashed([a, b], 100), tf.sparse.cross_hashed([d, a, n]),"
+               " tf.sparse.cross_hashed([n, d], 2 ** 40, hash_key=99), tf.sparse.cross([a, b, d]), tf.sparse.cross([n, a])]\n"
+               "with tf.Session() as s:\n    r = s.run(ops)\n"
+               "outputs = {}\nfor i, v in enumerate(r):\n"
+               "    values = v.values.astype('S') if v.values.dtype == object else v.values\n"
+               "    outputs.update({'i%d' % i: v.indices, 'v%d' % i: values, 's%d' % i: v.dense_shape})\n"),
+    SnippetRow("embedding_lookup_sparse_ops",
+               "p = tf.constant(np.arange(15.0).reshape(5, 3) / 7.0)\n"
+               "ids = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [3, 0], [3, 1], [3, 2]], tf.constant([1, 3, -1, 4, 4, 0], tf.int64), [5, 3])\n"
+               "w = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [3, 0], [3, 1], [3, 2]], tf.constant([1.0, 2.0, 3.0, 0.5, -1.0, 2.0], tf.float64), [5, 3])\n"
+               "ok = tf.SparseTensor([[0, 0], [0, 1], [2, 0]], tf.constant([1, 3, 1], tf.int64), [3, 2])\n"
+               "okw = tf.SparseTensor([[0, 0], [0, 1], [2, 0]], tf.constant([1.0, 2.0, 0.5], tf.float64), [3, 2])\n"
+               "ops = [tf.nn.safe_embedding_lookup_sparse(p, ids, w, combiner=c) for c in ('sum', 'mean', 'sqrtn')]\n"
+               "ops += [tf.nn.safe_embedding_lookup_sparse(p, ids, None, combiner='mean', default_id=2)]\n"
+               "ops += [tf.nn.embedding_lookup_sparse(p, ok, okw, combiner=c) for c in ('sum', 'mean', 'sqrtn')]\n"
+               "ops += [tf.nn.embedding_lookup_sparse(p, ok, None, combiner='sqrtn')]\n"
+               "grads = tf.gradients([tf.reduce_sum(o * o) for o in ops], [p])\n"
+               "with tf.Session() as s:\n    r = s.run(ops + [tf.convert_to_tensor(grads[0]), tf.tables_initializer(),"
+               " tf.initializers.tables_initializer()])\n"
+               "outputs = {'o%d' % i: v for i, v in enumerate(r[:-2])}\n"),
     # ---- bad input: the same error class as TensorFlow ------------------------------------------
     error_row("missing_key", "fc.input_layer({'age': tf.constant([[1.0]])}, [fc.numeric_column('agee')])\n"),
     error_row("missing_weight_key", "fc.linear_model({'ids': tf.constant([[1]])}, [fc.weighted_categorical_column("

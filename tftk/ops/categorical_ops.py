@@ -5,15 +5,16 @@
   `num_oov_buckets` extra ids or given `default_value` (what `tf.contrib.lookup`'s
   `index_table_from_tensor(...).lookup` computes; here the vocabulary is an attribute of the op,
   not a table resource, so no table initialiser has to run).
-- `sparse_cross_hashed`: the hashed cross product of sparse and dense categorical features, row by
-  row (TF's `SparseCross` with `hashed_output=True`), with TF's FingerprintCat64 chaining, so crossed
-  buckets land where TF puts them.
+- `sparse_cross_hashed` / `sparse_cross`: the cross product of sparse and dense categorical features,
+  row by row (TF's `SparseCross`), as ids hashed with TF's FingerprintCat64 chaining (so crossed
+  buckets land where TF puts them) or as the features joined into strings.
 
 None of these is differentiable: their outputs are ids.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Sequence
 
 import numpy as np
@@ -25,7 +26,8 @@ from tftk.framework.sparse_tensor import SparseTensor
 from tftk.ops.control_flow_ops import group
 from tftk.ops.op_builder import make_multi_op, make_op
 
-__all__ = ["bucketize", "vocabulary_lookup", "tables_initializer", "sparse_cross_hashed", "DEFAULT_CROSS_HASH_KEY"]
+__all__ = ["bucketize", "vocabulary_lookup", "tables_initializer", "sparse_cross", "sparse_cross_hashed",
+           "DEFAULT_CROSS_HASH_KEY"]
 
 DEFAULT_CROSS_HASH_KEY = 0xDECAFCAFFE  # TF's _DEFAULT_HASH_KEY of sparse_cross_hashed
 
@@ -147,9 +149,26 @@ def _hashed_features(values: np.ndarray) -> np.ndarray:
     return values.reshape(-1).astype(np.int64).view(np.uint64)
 
 
+def _string_features(values: np.ndarray) -> list:
+    """A column's features as TF's string crosser reads them: strings as they are, ints in decimal."""
+    return [_key_bytes(v) for v in values.reshape(-1)]
+
+
+def _cross_strings(columns: list[tuple[list, np.ndarray]], batch: int, separator: bytes) -> tuple:
+    """Each row's crosses joined by `separator`, in TF's order (the last column varies fastest)."""
+    indices, values = [], []
+    for b in range(batch):
+        rows = [features[splits[b]:splits[b + 1]] for features, splits in columns]
+        for k, combo in enumerate(itertools.product(*rows)):
+            indices.append((b, k))
+            values.append(separator.join(combo))
+    width = max((k + 1 for b, k in indices), default=0)
+    return (np.array(indices, np.int64).reshape(-1, 2), np.array(values, dtype=object), width)
+
+
 def _bind_sparse_cross(op, ctx):
-    n_sparse, num_buckets = op.get_attr("n_sparse"), op.get_attr("num_buckets")
-    hash_key = op.get_attr("hash_key")
+    n_sparse, hashed = op.get_attr("n_sparse"), op.get_attr("hashed")
+    num_buckets, hash_key, separator = op.get_attr("num_buckets"), op.get_attr("hash_key"), op.get_attr("separator")
 
     def kernel(*arrays):
         sparse = [arrays[3 * i:3 * i + 3] for i in range(n_sparse)]
@@ -158,15 +177,44 @@ def _bind_sparse_cross(op, ctx):
         if len(batches) != 1:
             raise InvalidArgumentError(None, op, f"SparseCross: inputs have different batch sizes {sorted(batches)}")
         batch = batches.pop()
-        columns = [(_hashed_features(v), _row_splits(ix, batch)) for ix, v, _ in sparse]
-        columns += [(_hashed_features(d), np.arange(batch + 1) * (d.size // max(batch, 1))) for d in dense]
-        from tftk.kernels import hash_kernels
-        out_indices, out_values, width = hash_kernels.cross_rows(columns, batch, hash_key, num_buckets)
+        features = _hashed_features if hashed else _string_features
+        columns = [(features(v), _row_splits(ix, batch)) for ix, v, _ in sparse]
+        columns += [(features(d), np.arange(batch + 1) * (d.size // max(batch, 1))) for d in dense]
+        if hashed:
+            from tftk.kernels import hash_kernels
+            out_indices, out_values, width = hash_kernels.cross_rows(columns, batch, hash_key, num_buckets)
+        else:
+            out_indices, out_values, width = _cross_strings(columns, batch, separator)
         return out_indices, out_values, np.array([batch, width], np.int64)
     return kernel
 
 
-registry.register_op("SparseCrossHashed", _bind_sparse_cross)
+registry.register_op("SparseCross", _bind_sparse_cross)
+
+
+def _sparse_cross(inputs: Sequence[Any], hashed: bool, num_buckets: int, hash_key: int | None, separator: str,
+                  name: str | None, what: str) -> SparseTensor:
+    if len(inputs) < 1:
+        raise ValueError(f"{what}: inputs must be a non-empty list")
+    sparse = [i for i in inputs if isinstance(i, SparseTensor)]
+    dense = [convert_to_tensor(i) for i in inputs if not isinstance(i, SparseTensor)]
+    for t in [s.values for s in sparse] + dense:
+        if not (t.dtype is dtypes.string or t.dtype.is_integer):
+            raise TypeError(f"{what}: inputs must be string or integer, got {t.dtype.name}")
+    for d in dense:
+        if d.shape.ndims is not None and d.shape.ndims != 2:
+            raise ValueError(f"{what}: dense inputs must be 2-D, got shape {d.shape}")
+    if int(num_buckets) < 0:
+        raise ValueError(f"{what}: num_buckets must be >= 0, got {num_buckets}")
+    parts = [p for s in sparse for p in (s.indices, s.values, s.dense_shape)] + dense
+    with name_scope(name, "SparseCross", parts):
+        op = make_multi_op("SparseCross", parts,
+                           [(dtypes.int64, [None, 2]), (dtypes.int64 if hashed else dtypes.string, [None]),
+                            (dtypes.int64, [2])],
+                           attrs={"n_sparse": len(sparse), "hashed": hashed, "num_buckets": int(num_buckets),
+                                  "hash_key": int(DEFAULT_CROSS_HASH_KEY if hash_key is None else hash_key),
+                                  "separator": _key_bytes(separator)})
+        return SparseTensor(*op.outputs)
 
 
 def sparse_cross_hashed(inputs: Sequence[Any], num_buckets: int = 0, hash_key: int | None = None,
@@ -178,25 +226,15 @@ def sparse_cross_hashed(inputs: Sequence[Any], num_buckets: int = 0, hash_key: i
     SparseTensors come first in the chain, then dense inputs, each in the order given, and the last
     input varies fastest within a row.
     """
-    if len(inputs) < 1:
-        raise ValueError("sparse_cross_hashed: inputs must be a non-empty list")
-    sparse = [i for i in inputs if isinstance(i, SparseTensor)]
-    dense = [convert_to_tensor(i) for i in inputs if not isinstance(i, SparseTensor)]
-    for t in [s.values for s in sparse] + dense:
-        if not (t.dtype is dtypes.string or t.dtype.is_integer):
-            raise TypeError(f"sparse_cross_hashed: inputs must be string or integer, got {t.dtype.name}")
-    for d in dense:
-        if d.shape.ndims is not None and d.shape.ndims != 2:
-            raise ValueError(f"sparse_cross_hashed: dense inputs must be 2-D, got shape {d.shape}")
-    if int(num_buckets) < 0:
-        raise ValueError(f"sparse_cross_hashed: num_buckets must be >= 0, got {num_buckets}")
-    parts = [p for s in sparse for p in (s.indices, s.values, s.dense_shape)] + dense
-    with name_scope(name, "SparseCross", parts):
-        op = make_multi_op("SparseCrossHashed", parts,
-                           [(dtypes.int64, [None, 2]), (dtypes.int64, [None]), (dtypes.int64, [2])],
-                           attrs={"n_sparse": len(sparse), "num_buckets": int(num_buckets),
-                                  "hash_key": int(DEFAULT_CROSS_HASH_KEY if hash_key is None else hash_key)})
-        return SparseTensor(*op.outputs)
+    return _sparse_cross(inputs, True, num_buckets, hash_key, "_X_", name, "sparse_cross_hashed")
 
 
-registry.not_differentiable("Bucketize", "VocabularyLookup", "SparseCrossHashed")
+def sparse_cross(inputs: Sequence[Any], name: str | None = None, separator: str | None = None) -> SparseTensor:
+    """The crosses of the features of each row of `inputs` as strings: features joined by `separator` ("_X_").
+
+    Ints are written in decimal; SparseTensors come first, then dense inputs, as sparse_cross_hashed.
+    """
+    return _sparse_cross(inputs, False, 0, None, "_X_" if separator is None else separator, name, "sparse_cross")
+
+
+registry.not_differentiable("Bucketize", "VocabularyLookup", "SparseCross")

@@ -19,6 +19,7 @@ from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
 from tftk.ops.embedding_ops import embedding_lookup
 from tftk.ops.gather_ops import where
+from tftk.ops.safe_math_ops import divide_no_nan
 from tftk.ops.segment_ops import segment_sum, sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum
 from tftk.ops.sequence_ops import unique
 from tftk.ops.sparse_math_ops import sparse_fill_empty_rows, sparse_reshape, sparse_retain
@@ -75,9 +76,10 @@ def embedding_lookup_sparse(params: Any, sp_ids: SparseTensor, sp_weights: Spars
         total = segment_sum(embeddings * column, segment_ids)
         if combiner == "sum":
             return total
+        # a row whose weights sum to 0 gives 0, not NaN (TF's div_no_nan)
         if combiner == "mean":
-            return total / segment_sum(column, segment_ids)
-        return total / math_ops.sqrt(segment_sum(math_ops.square(column), segment_ids))
+            return divide_no_nan(total, segment_sum(column, segment_ids))
+        return divide_no_nan(total, math_ops.sqrt(segment_sum(math_ops.square(column), segment_ids)))
 
 
 def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: SparseTensor,
