@@ -221,3 +221,16 @@ def test_vocabulary_file_with_a_repeated_key(tmp_path):
         column = fc.indicator_column(fc.categorical_column_with_vocabulary_file("w", str(words)))
         with pytest.raises(ValueError, match=r"words.txt of column w has the key b'a' twice"):
             fc.input_layer({"w": [["a"]]}, [column])
+
+
+@pytest.mark.parametrize("fed", [[["hello"], ["a"]], ["hello", "a"]], ids=["rank2", "rank1"])
+def test_features_of_unknown_rank(fed):
+    # a rank-1 feature gets a second dimension when it runs (TF's cond on the rank)
+    with tf.Graph().as_default():
+        number, word = tf.placeholder(tf.float32), tf.placeholder(tf.string)
+        table = lambda shape, dtype=None, partition_info=None: tf.reshape(tf.range(1000.0), shape)  # noqa: E731
+        out = fc.input_layer({"x": number, "w": word}, [
+            fc.numeric_column("x"), fc.embedding_column(fc.categorical_column_with_hash_bucket("w", 1000), 1,
+                                                        initializer=table)])
+        got = _run(out, {number: np.array([[1.0], [2.0]]).reshape(np.shape(fed)), word: fed})
+    np.testing.assert_array_equal(got, [[296.0, 1.0], [939.0, 2.0]])  # "w_embedding" sorts before "x"

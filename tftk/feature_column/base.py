@@ -23,6 +23,7 @@ from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
 from tftk.ops.control_flow_ops import cond
 from tftk.ops.gather_ops import gather_nd, where
+from tftk.ops.slicing_ops import boolean_mask
 from tftk.ops.sparse_math_ops import sparse_reshape
 
 __all__ = ["FeatureColumn", "DenseColumn", "CategoricalColumn", "IdWeightPair", "FeatureTransformationCache",
@@ -153,8 +154,13 @@ def to_sparse_input(feature: Any, ignore_value: Any = None) -> SparseTensor:
         ignore_value = b"" if feature.dtype is dtypes.string else -1 if feature.dtype.is_integer else 0
     ignore = math_ops.cast(convert_to_tensor(ignore_value, dtype=feature.dtype if feature.dtype is dtypes.string
                                              else None), feature.dtype)
-    indices = where(math_ops.not_equal(feature, ignore))
-    return SparseTensor(indices, gather_nd(feature, indices), array_ops.shape(feature, out_type=dtypes.int64))
+    keep = math_ops.not_equal(feature, ignore)
+    indices = where(keep)
+    if feature.shape.ndims is None:  # the same entries, row-major as `where` lists them
+        values = boolean_mask(array_ops.reshape(feature, [-1]), array_ops.reshape(keep, [-1]))
+    else:
+        values = gather_nd(feature, indices)
+    return SparseTensor(indices, values, array_ops.shape(feature, out_type=dtypes.int64))
 
 
 def check_string_or_int(dtype: dtypes.DType, what: str) -> None:
