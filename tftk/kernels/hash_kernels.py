@@ -175,11 +175,16 @@ def _fingerprint_all(buf, offsets):  # pragma: no cover - compiled
 
 def strings_as_buffer(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The strings (bytes or str) laid end to end as uint8, and the offsets where each starts (plus the end)."""
-    encoded = [s.encode() if isinstance(s, str) else bytes(s) for s in strings.reshape(-1)]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    np.cumsum([len(s) for s in encoded], out=offsets[1:])
+    flat = strings.reshape(-1).tolist()
+    try:
+        joined = b"".join(flat)  # the common case: all bytes already
+    except TypeError:
+        flat = [s.encode() if isinstance(s, str) else bytes(s) for s in flat]
+        joined = b"".join(flat)
+    offsets = np.zeros(len(flat) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, flat), np.int64, len(flat)), out=offsets[1:])
     # 8 spare bytes so the compiled loads never read past the buffer (they do not use them)
-    return np.frombuffer(b"".join(encoded) + bytes(8), np.uint8), offsets
+    return np.frombuffer(joined + bytes(8), np.uint8), offsets
 
 
 def fingerprint64_array(strings: np.ndarray) -> np.ndarray:
