@@ -27,19 +27,22 @@ _CAT_MUL = _U(0xC6A4A7935BD1E995)
 
 
 @njit(cache=True)
-def _u64(buf, i):  # pragma: no cover - compiled
+def _load(buf, i, size):  # pragma: no cover - compiled
+    """The little-endian unsigned int of buf[i:i+size]."""
     r = _U(0)
-    for k in range(8):
+    for k in range(size):
         r |= _U(buf[i + k]) << _U(8 * k)
     return r
 
 
 @njit(cache=True)
+def _u64(buf, i):  # pragma: no cover - compiled
+    return _load(buf, i, 8)
+
+
+@njit(cache=True)
 def _u32(buf, i):  # pragma: no cover - compiled
-    r = _U(0)
-    for k in range(4):
-        r |= _U(buf[i + k]) << _U(8 * k)
-    return r
+    return _load(buf, i, 4)
 
 
 @njit(cache=True)
@@ -83,24 +86,25 @@ def _len0to16(buf, s, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _len17to32(buf, s, n):  # pragma: no cover - compiled
+def _head(buf, s, n, a_mul):  # pragma: no cover - compiled
+    """What the 17-32 and 33-64 byte hashes share: mul, a, y and z (z is the whole 17-32 byte hash)."""
     mul = _K2 + _U(n) * _U(2)
-    a = _u64(buf, s) * _K1
-    b = _u64(buf, s + 8)
-    c = _u64(buf, s + n - 8) * mul
-    d = _u64(buf, s + n - 16) * _K2
-    return _len16(_rot(a + b, 43) + _rot(c, 30) + d, a + _rot(b + _K2, 18) + c, mul)
-
-
-@njit(cache=True)
-def _len33to64(buf, s, n):  # pragma: no cover - compiled
-    mul = _K2 + _U(n) * _U(2)
-    a = _u64(buf, s) * _K2
+    a = _u64(buf, s) * a_mul
     b = _u64(buf, s + 8)
     c = _u64(buf, s + n - 8) * mul
     d = _u64(buf, s + n - 16) * _K2
     y = _rot(a + b, 43) + _rot(c, 30) + d
-    z = _len16(y, a + _rot(b + _K2, 18) + c, mul)
+    return mul, a, y, _len16(y, a + _rot(b + _K2, 18) + c, mul)
+
+
+@njit(cache=True)
+def _len17to32(buf, s, n):  # pragma: no cover - compiled
+    return _head(buf, s, n, _K1)[3]
+
+
+@njit(cache=True)
+def _len33to64(buf, s, n):  # pragma: no cover - compiled
+    mul, a, y, z = _head(buf, s, n, _K2)
     e = _u64(buf, s + 16) * mul
     f = _u64(buf, s + 24)
     g = (y + _u64(buf, s + n - 32)) * mul
@@ -219,9 +223,7 @@ def _siphash_all(buf, offsets, k0, k1):  # pragma: no cover - compiled
         full = n - n % 8
         for i in range(0, full + 8, 8):
             if i == full:  # the last word: the remaining bytes, the length in the top byte
-                m = _U(n & 0xFF) << _U(56)
-                for j in range(n - full):
-                    m |= _U(buf[s + full + j]) << _U(8 * j)
+                m = (_U(n & 0xFF) << _U(56)) | _load(buf, s + full, n - full)
             else:
                 m = _u64(buf, s + i)
             v3 ^= m
