@@ -73,6 +73,11 @@ ROWS = [
     model_row("bucketized_columns",
               "[fc.bucketized_column(fc.numeric_column('age'), [0.0, 2.0, 6.0]),"
               " fc.bucketized_column(fc.numeric_column('pair', shape=2), [1.0, 2.0])]", FEATURES, inputs=BASE),
+    model_row("bucketized_at_float32_boundaries",
+              "[fc.bucketized_column(fc.numeric_column('v', dtype=tf.float64), [-1e-8, 0.1, 0.3, 0.7])]",
+              "{'v': tf.constant(inputs['v'])}",
+              inputs={"v": np.array([[0.0], [-1e-8], [0.1], [0.3], [0.30000001192092896], [0.29999998],
+                                     [0.7000000000000001], [0.69999999]], np.float64)}),
     model_row("indicator_vocabulary_oov",
               "[fc.indicator_column(fc.categorical_column_with_vocabulary_list('city', ['sf', 'nyc'], num_oov_buckets=3)),"
               " fc.indicator_column(fc.categorical_column_with_vocabulary_list('tags', ['b', 'a', 'c']))]",

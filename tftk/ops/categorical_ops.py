@@ -35,7 +35,8 @@ DEFAULT_CROSS_HASH_KEY = 0xDECAFCAFFE  # TF's _DEFAULT_HASH_KEY of sparse_cross_
 # ---- Bucketize -------------------------------------------------------------------------------------
 
 def _bind_bucketize(op, ctx):
-    boundaries = np.asarray(op.get_attr("boundaries"), dtype=np.float64)
+    # TF keeps the boundaries as a float32 list attr: round them so values next to one land as in TF
+    boundaries = np.asarray(op.get_attr("boundaries"), dtype=np.float32).astype(np.float64)
 
     def kernel(x):
         return np.searchsorted(boundaries, x, side="right").astype(np.int32)
