@@ -234,3 +234,17 @@ def test_features_of_unknown_rank(fed):
                                                         initializer=table)])
         got = _run(out, {number: np.array([[1.0], [2.0]]).reshape(np.shape(fed)), word: fed})
     np.testing.assert_array_equal(got, [[296.0, 1.0], [939.0, 2.0]])  # "w_embedding" sorts before "x"
+
+
+def test_embedding_initialised_from_a_checkpoint(tmp_path):
+    table = np.arange(10, dtype=np.float32).reshape(5, 2) / 4
+    with tf.Graph().as_default():
+        saved = tf.get_variable("old/table", initializer=table)
+        with tf.Session() as s:
+            s.run(saved.initializer)
+            path = tf.train.Saver([saved]).save(s, str(tmp_path / "model.ckpt"))
+    with tf.Graph().as_default():
+        column = fc.embedding_column(fc.categorical_column_with_identity("ids", 5), 2, combiner="sum",
+                                     ckpt_to_load_from=path, tensor_name_in_ckpt="old/table")
+        out = fc.input_layer({"ids": np.array([[4, 1], [0, -1]], np.int64)}, [column])
+        np.testing.assert_allclose(_run(out), [table[4] + table[1], table[0]])
