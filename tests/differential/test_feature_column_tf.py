@@ -130,6 +130,15 @@ ROWS = [
                 " fc.embedding_column(fc.categorical_column_with_identity('ids', 10), 2)]",
                 FEATURES, model="linear_model", kwargs=f"units={units}, sparse_combiner='{combiner}'", inputs=BASE)
       for combiner, units in (("sum", 1), ("mean", 3), ("sqrtn", 2))],
+    *[model_row(f"shared_embeddings_{model}",
+                "fc.shared_embedding_columns([fc.categorical_column_with_identity('ids', 10),"
+                " fc.weighted_categorical_column(fc.categorical_column_with_identity('more', 10), 'more_w')], 3,"
+                " combiner='sqrtn') + fc.shared_embedding_columns([fc.categorical_column_with_hash_bucket('tags', 4),"
+                " fc.categorical_column_with_vocabulary_list('city', ['sf', 'nyc', 'la', 'x'])], 2,"
+                " shared_embedding_collection_name='words') + [fc.numeric_column('age')]",
+                FEATURES[:-1] + ", 'more': tf.SparseTensor([[0, 0], [2, 0], [2, 1]], tf.constant([9, 1, 1], tf.int64),"
+                " [4, 2]), 'more_w': tf.SparseTensor([[0, 0], [2, 0], [2, 1]], [2.0, 0.5, 1.5], [4, 2])}",
+                model=model, inputs=BASE) for model in ("input_layer", "linear_model")],
     model_row("placeholders_fed",
               "[fc.numeric_column('age'), fc.indicator_column(fc.categorical_column_with_vocabulary_list('city',"
               " ['sf', 'la'])), fc.embedding_column(fc.categorical_column_with_hash_bucket('tags', 4), 2)]",
@@ -260,6 +269,10 @@ ROWS = [
         "fc.crossed_column(['a', fc.categorical_column_with_hash_bucket('b', 3)], 10)",
         "fc.embedding_column(fc.categorical_column_with_identity('a', 3), 0)",
         "fc.embedding_column(fc.categorical_column_with_identity('a', 3), 2, ckpt_to_load_from='x')",
+        "fc.shared_embedding_columns([fc.categorical_column_with_identity('a', 3),"
+        " fc.categorical_column_with_identity('b', 4)], 2)",
+        "fc.shared_embedding_columns([fc.categorical_column_with_identity('a', 3),"
+        " fc.categorical_column_with_hash_bucket('b', 3)], 2)",
         "fc.weighted_categorical_column(fc.categorical_column_with_identity('a', 3), 'w', dtype=tf.string)",
         "fc.categorical_column_with_vocabulary_file('a', '/nonexistent/vocab.txt')",
     ])],

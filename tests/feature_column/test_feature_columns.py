@@ -248,3 +248,15 @@ def test_embedding_initialised_from_a_checkpoint(tmp_path):
                                      ckpt_to_load_from=path, tensor_name_in_ckpt="old/table")
         out = fc.input_layer({"ids": np.array([[4, 1], [0, -1]], np.int64)}, [column])
         np.testing.assert_allclose(_run(out), [table[4] + table[1], table[0]])
+
+
+def test_shared_embedding_columns_share_one_table():
+    with tf.Graph().as_default():
+        a, b = fc.shared_embedding_columns([fc.categorical_column_with_identity("b", 4),
+                                            fc.categorical_column_with_identity("a", 4)], 3, combiner="sum",
+                                           initializer=_constant_init(TABLE))
+        assert (a.name, b.name) == ("b_shared_embedding", "a_shared_embedding")
+        out = fc.input_layer({"a": np.array([[1]], np.int64), "b": np.array([[3, 2]], np.int64)}, [a, b])
+        assert [v.op.name for v in tf.global_variables()] == ["input_layer/a_b_shared_embedding/embedding_weights"]
+        assert tf.get_collection("a_b_shared_embedding") == tf.global_variables()
+        np.testing.assert_allclose(_run(out), [np.concatenate([TABLE[1], TABLE[3] + TABLE[2]])])
