@@ -152,8 +152,8 @@ def to_sparse_input(feature: Any, ignore_value: Any = None) -> SparseTensor:
         return feature
     if ignore_value is None:
         ignore_value = b"" if feature.dtype is dtypes.string else -1 if feature.dtype.is_integer else 0
-    ignore = math_ops.cast(convert_to_tensor(ignore_value, dtype=feature.dtype if feature.dtype is dtypes.string
-                                             else None), feature.dtype)
+    ignore = convert_to_tensor(ignore_value, dtype=dtypes.string) if feature.dtype is dtypes.string \
+        else math_ops.cast(ignore_value, feature.dtype)
     keep = math_ops.not_equal(feature, ignore)
     indices = where(keep)
     if feature.shape.ndims is None:  # the same entries, row-major as `where` lists them
@@ -170,5 +170,6 @@ def check_string_or_int(dtype: dtypes.DType, what: str) -> None:
 
 
 def check_key(key: Any) -> None:
+    """Raise when a column's feature key is not a string."""
     if not isinstance(key, str):
         raise ValueError(f"key must be a string. Got: type {type(key)}. Given key: {key}.")
