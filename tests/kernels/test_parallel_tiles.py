@@ -120,7 +120,8 @@ def test_conv_kernels_on_several_threads_match_one_thread(case, threads, monkeyp
 
 
 @pytest.mark.parametrize("threads", [2, 3])
-def test_pool_kernels_on_several_threads_match_one_thread(threads):
+def test_pool_kernels_on_several_threads_match_one_thread(threads, monkeypatch):
+    monkeypatch.setattr(pool, "MIN_TILE_ELEMENTS", 1)  # tiles of one image
     rng = np.random.default_rng(2)
     x = rng.integers(-3, 4, size=(11, 7, 6, 3)).astype(np.float64)
     pads = ((0, 1), (0, 1))

@@ -4,7 +4,8 @@ Each constructor checks ranks, channels and the window geometry at build time; e
 once per plan (the Numba kernels of `tftk.kernels.conv` and `tftk.kernels.pool` are imported inside
 the binders, so building a graph loads no Numba), and each gradient sits beside its op. The fused
 gradient ops (Conv2DBackpropInput, Conv2DBackpropFilter, MaxPoolGrad, AvgPoolGrad) mirror TF's.
-`tftk.ops.nn_ops` re-exports the public names.
+`tftk.ops.nn_ops` re-exports the public names. NCHW inputs are transposed to NHWC around the same
+ops, so their gradients are those ops'.
 """
 
 from __future__ import annotations
@@ -46,9 +47,30 @@ def _check_padding(padding: Any, op_type: str) -> str:
     return padding
 
 
-def _check_nhwc(data_format: str, op_type: str) -> None:
-    if data_format not in ("NHWC", None):
-        raise ValueError(f"{op_type}: only data_format='NHWC' is supported on CPU, got {data_format!r}")
+def _check_format(data_format: str | None, op_type: str) -> bool:
+    """True for NCHW, False for NHWC (the default); anything else is refused."""
+    if data_format not in ("NHWC", "NCHW", None):
+        raise ValueError(f"{op_type}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    return data_format == "NCHW"
+
+
+def _nhwc_order(values: Any) -> Any:
+    """NCHW's [1, 1, h, w] strides/dilations/ksize as NHWC's [1, h, w, 1] (an int or a pair is kept)."""
+    if values is None or isinstance(values, int):
+        return values
+    vals = [int(v) for v in values]
+    if len(vals) != 4:
+        return vals
+    if vals[0] != 1 or vals[1] != 1:
+        raise ValueError(f"NCHW: strides, dilations and ksize must be [1, 1, h, w] (batch and depth 1), got {vals}")
+    return [1, vals[2], vals[3], 1]
+
+
+def _in_nchw(build: Callable[[Tensor], Tensor], x: Tensor, name: str | None, scope: str) -> Tensor:
+    """`build` (an NHWC op) applied to NCHW `x`: transposed in and out, the result named `name`."""
+    with name_scope(None, scope, [x]):
+        y = build(array_ops.transpose(x, [0, 2, 3, 1]))
+    return array_ops.transpose(y, [0, 3, 1, 2], name=name)
 
 
 def _rank4(x: Tensor, what: str, op_type: str) -> list[int | None]:
@@ -95,12 +117,15 @@ def _conv_attrs(strides: Any, padding: Any, dilations: Any, op_type: str) -> dic
 def conv2d(input: Any, filter: Any = None, strides: Any = None, padding: Any = None,  # noqa: A002
            use_cudnn_on_gpu: bool = True, data_format: str = "NHWC", dilations: Any = None,
            name: str | None = None, filters: Any = None) -> Tensor:
-    """2-D cross-correlation of NHWC `input` with an HWIO `filter` [h, w, in, out], TF's output sizes."""
+    """2-D cross-correlation of `input` (NHWC, or NCHW) with an HWIO `filter` [h, w, in, out], TF's output sizes."""
     filter = filter if filter is not None else filters
     if strides is None or padding is None:
         raise ValueError("conv2d: strides and padding are required")
-    _check_nhwc(data_format, "Conv2D")
     x = float_input(input, "Conv2D", "input")
+    if _check_format(data_format, "Conv2D"):
+        _rank4(x, "input", "Conv2D")
+        return _in_nchw(lambda t: conv2d(t, filter, _nhwc_order(strides), padding, dilations=_nhwc_order(dilations)),
+                        x, name, "Conv2D_NCHW")
     w = convert_to_tensor(filter, dtype=x.dtype, name="filter")
     attrs = _conv_attrs(strides, padding, dilations, "Conv2D")
     xs, ws = _rank4(x, "input", "Conv2D"), _rank4(w, "filter", "Conv2D")
@@ -192,8 +217,16 @@ def _conv2d_backprop_filter_grad(op, grad):
 def conv2d_transpose(value: Any, filter: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
                      data_format: str = "NHWC", name: str | None = None, dilations: Any = None) -> Tensor:
     """The gradient of conv2d w.r.t. its input: `filter` is [h, w, out_channels, in_channels]."""
-    _check_nhwc(data_format, "conv2d_transpose")
     dy = float_input(value, "conv2d_transpose", "value")
+    if _check_format(data_format, "conv2d_transpose"):
+        _rank4(dy, "value", "conv2d_transpose")
+        known = constant_value(convert_to_tensor(output_shape, dtype=dtypes.int32))
+        if known is None or len(known) != 4:
+            raise ValueError("conv2d_transpose: NCHW needs a constant 4-element output_shape")
+        n, c, h, w = (int(d) for d in known)
+        return _in_nchw(lambda t: conv2d_transpose(t, filter, [n, h, w, c], _nhwc_order(strides), padding,
+                                                   dilations=_nhwc_order(dilations)),
+                        dy, name, "conv2d_transpose_NCHW")
     w = convert_to_tensor(filter, dtype=dy.dtype, name="filter")
     attrs = _conv_attrs(strides, padding, dilations, "conv2d_transpose")
     ys, ws = _rank4(dy, "value", "conv2d_transpose"), _rank4(w, "filter", "conv2d_transpose")
@@ -242,8 +275,7 @@ def conv1d(value: Any, filters: Any = None, stride: Any = None, padding: Any = N
 
 # ---- pooling ----------------------------------------------------------------------------------
 
-def _pool_attrs(x: Tensor, ksize: Any, strides: Any, padding: Any, data_format: str, op_type: str) -> tuple:
-    _check_nhwc(data_format, op_type)
+def _pool_attrs(x: Tensor, ksize: Any, strides: Any, padding: Any, op_type: str) -> tuple:
     attrs = {"ksize": _pair_from_4(ksize, "ksize", op_type), "strides": _pair_from_4(strides, "strides", op_type),
              "padding": _check_padding(padding, op_type)}
     xs = _rank4(x, "value", op_type)
@@ -297,9 +329,13 @@ def _max_pool_grad_grad_rule(op, grad):
 
 def max_pool(value: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",
              name: str | None = None, input: Any = None) -> Tensor:  # noqa: A002
-    """Max over [kh, kw] windows of NHWC `value`; the gradient goes to the first max of each window."""
+    """Max over [kh, kw] windows of `value` (NHWC, or NCHW); the gradient goes to the first max of each window."""
     x = float_input(value if value is not None else input, "MaxPool", "value")
-    attrs, shape = _pool_attrs(x, ksize, strides, padding, data_format, "MaxPool")
+    if _check_format(data_format, "MaxPool"):
+        _rank4(x, "value", "MaxPool")
+        return _in_nchw(lambda t: max_pool(t, _nhwc_order(ksize), _nhwc_order(strides), padding), x, name,
+                        "MaxPool_NCHW")
+    attrs, shape = _pool_attrs(x, ksize, strides, padding, "MaxPool")
     op = make_multi_op("MaxPool", [x], [(x.dtype, shape), (dtypes.int64, shape)], name, attrs)
     return op.outputs[0]
 
@@ -338,7 +374,11 @@ def _avg_pool_grad_grad(op, grad):
 
 def avg_pool(value: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",
              name: str | None = None, input: Any = None) -> Tensor:  # noqa: A002
-    """Mean over [kh, kw] windows of NHWC `value`, counting only in-bounds elements (TF's SAME rule)."""
+    """Mean over [kh, kw] windows of `value` (NHWC, or NCHW), counting only in-bounds elements (TF's SAME rule)."""
     x = float_input(value if value is not None else input, "AvgPool", "value")
-    attrs, shape = _pool_attrs(x, ksize, strides, padding, data_format, "AvgPool")
+    if _check_format(data_format, "AvgPool"):
+        _rank4(x, "value", "AvgPool")
+        return _in_nchw(lambda t: avg_pool(t, _nhwc_order(ksize), _nhwc_order(strides), padding), x, name,
+                        "AvgPool_NCHW")
+    attrs, shape = _pool_attrs(x, ksize, strides, padding, "AvgPool")
     return make_op("AvgPool", [x], x.dtype, shape, name, attrs)

@@ -261,15 +261,25 @@ def _bias_add_grad_grad(op, grad):
 
 
 def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Tensor:
-    """value + bias along the last (channel) axis; bias must be 1-D of the channel size."""
+    """value + bias along the channel axis (the last one; the second with data_format 'NCHW'/'NC...')."""
     x = convert_to_tensor(value, name="input")
     b = convert_to_tensor(bias, dtype=x.dtype, name="bias")
-    if data_format not in (None, "NHWC", "N...C"):
-        raise ValueError(f"bias_add: only data_format='NHWC' is supported, got {data_format!r}")
+    if data_format not in (None, "NHWC", "N...C", "NCHW", "NC..."):
+        raise ValueError(f"bias_add: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     if b.shape.ndims not in (None, 1):
         raise ValueError(f"bias_add: bias must be 1-D, got shape {b.shape}")
     if x.shape.ndims is not None and x.shape.ndims < 2:
         raise ValueError(f"bias_add: value must be at least 2-D, got shape {x.shape}")
+    channels_first = data_format in ("NCHW", "NC...") and x.shape.ndims != 2
+    if channels_first:
+        if x.shape.ndims is None:
+            raise ValueError("bias_add: data_format 'NCHW' needs a value of known rank")
+        channels, bias_len = x.shape.as_list()[1], b.shape.as_list()[0] if b.shape.ndims else None
+        if channels is not None and bias_len is not None and channels != bias_len:
+            raise ValueError(f"bias_add: bias has {bias_len} elements but value has {channels} channels "
+                             f"(second dimension of shape {x.shape}, data_format {data_format})")
+        with name_scope(name, "BiasAdd", [x, b]) as scope:
+            return math_ops.add(x, array_ops.reshape(b, [-1] + [1] * (x.shape.ndims - 2)), name=scope)
     channels = x.shape.as_list()[-1] if x.shape.ndims else None
     bias_len = b.shape.as_list()[0] if b.shape.ndims else None
     if channels is not None and bias_len is not None and channels != bias_len:
