@@ -9,6 +9,10 @@ session counts the runnable tasks that are not its own (`/proc/loadavg` minus th
 running threads, smoothed over samples at most every `SAMPLE_SECONDS`) and gives BLAS and Numba
 ``min(bound, cores - others)`` threads, at least 1; on a quiet machine nothing changes.
 `TFTK_ADAPTIVE_THREADS=0` turns the adjustment off (the bound is then used as given).
+
+The convolution and pooling kernels are not lowered: they split their work into tiles that threads
+take as they are free (`tftk.kernels.parallel`), so a descheduled thread costs them at most one tile
+and they keep the session's whole bound (`apply_thread_limits` sets it per calling thread).
 """
 
 from __future__ import annotations
