@@ -75,8 +75,8 @@ def tf_cases(arrays: dict, threads: int) -> list[tuple[str, float, Callable[[], 
     fetches = []
     with graph.as_default():
         for name, a in arrays.items():
-            x, w = tf.constant(a["x"]), tf.constant(a["w"])
-            dy, dpool = tf.constant(a["dy"]), tf.constant(a["dpool"])
+            # variables, not constants: Grappler would fold a constant-input op into its result
+            x, w, dy, dpool = (tf.Variable(a[k]) for k in ("x", "w", "dy", "dpool"))
             pooled = tf.nn.max_pool(dy, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
             fetches += [
                 (f"{name} forward", _flops(name), tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME").op),
@@ -87,8 +87,10 @@ def tf_cases(arrays: dict, threads: int) -> list[tuple[str, float, Callable[[], 
                 (f"{name} max_pool", 0.0, pooled.op),
                 (f"{name} max_pool_grad", 0.0, tf.gradients(pooled, dy, grad_ys=dpool)[0].op),
             ]
+        init = tf.global_variables_initializer()
     config = tf.ConfigProto(intra_op_parallelism_threads=threads, inter_op_parallelism_threads=1)
     sess = tf.Session(graph=graph, config=config)
+    sess.run(init)
     return [(case, flops, lambda op=op: sess.run(op)) for case, flops, op in fetches]
 
 
