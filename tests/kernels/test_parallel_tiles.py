@@ -164,3 +164,18 @@ def test_concurrent_callers_get_their_own_results():
         t.join()
     for i in range(4):
         np.testing.assert_allclose(results[i], expected[i], rtol=1e-12, atol=1e-12)
+
+
+def test_a_forked_child_starts_its_own_helpers():
+    """hpsearch workers fork: the parent's helper threads do not exist in the child."""
+    import os
+    parallel.run_tiles(4, lambda t, s: None, 2)  # the parent has a helper now
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 only when every tile ran
+        done: list[int] = []
+        try:
+            parallel.run_tiles(6, lambda t, s: done.append(t), 2)
+        finally:
+            os._exit(0 if sorted(done) == list(range(6)) else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -120,14 +120,6 @@ class _Helpers:
 _helpers = _Helpers()
 
 
-def _after_fork() -> None:
-    global _helpers
-    _helpers = _Helpers()
-
-
-os.register_at_fork(after_in_child=_after_fork)
-
-
 def run_tiles(count: int, work: Callable[[int, int], None], threads: int | None = None) -> int:
     """Call ``work(tile, slot)`` for every tile in range(count) on up to `threads` threads; return the slots used.
 
@@ -185,6 +177,16 @@ class _BlasThreads:
 
 
 _blas = _BlasThreads()
+
+
+def _after_fork() -> None:
+    """A forked child has none of the parent's helper threads, and its locks may have been held."""
+    global _helpers, _blas
+    _helpers = _Helpers()
+    _blas = _BlasThreads()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def single_threaded_blas() -> _BlasThreads:
