@@ -283,6 +283,14 @@ def _pool_attrs(x: Tensor, ksize: Any, strides: Any, padding: Any, op_type: str)
     return attrs, [xs[0], oh, ow, xs[3]]
 
 
+def _pool_in_nchw(pool_fn: Callable, x: Tensor, ksize: Any, strides: Any, padding: Any, name: str | None,
+                  op_type: str) -> Tensor:
+    """`pool_fn` (max_pool or avg_pool) of NCHW `x`, computed in NHWC."""
+    _rank4(x, "value", op_type)
+    return _in_nchw(lambda t: pool_fn(t, _nhwc_order(ksize), _nhwc_order(strides), padding), x, name,
+                    op_type + "_NCHW")
+
+
 def _pooling(op, kernel: Callable) -> Callable:
     """`kernel(x, ksize, strides, pads)` with the pads worked out from each input's size."""
     attrs, ksize, strides = op.attrs, op.get_attr("ksize"), op.get_attr("strides")
@@ -332,9 +340,7 @@ def max_pool(value: Any, ksize: Any, strides: Any, padding: str, data_format: st
     """Max over [kh, kw] windows of `value` (NHWC, or NCHW); the gradient goes to the first max of each window."""
     x = float_input(value if value is not None else input, "MaxPool", "value")
     if _check_format(data_format, "MaxPool"):
-        _rank4(x, "value", "MaxPool")
-        return _in_nchw(lambda t: max_pool(t, _nhwc_order(ksize), _nhwc_order(strides), padding), x, name,
-                        "MaxPool_NCHW")
+        return _pool_in_nchw(max_pool, x, ksize, strides, padding, name, "MaxPool")
     attrs, shape = _pool_attrs(x, ksize, strides, padding, "MaxPool")
     op = make_multi_op("MaxPool", [x], [(x.dtype, shape), (dtypes.int64, shape)], name, attrs)
     return op.outputs[0]
@@ -377,8 +383,6 @@ def avg_pool(value: Any, ksize: Any, strides: Any, padding: str, data_format: st
     """Mean over [kh, kw] windows of `value` (NHWC, or NCHW), counting only in-bounds elements (TF's SAME rule)."""
     x = float_input(value if value is not None else input, "AvgPool", "value")
     if _check_format(data_format, "AvgPool"):
-        _rank4(x, "value", "AvgPool")
-        return _in_nchw(lambda t: avg_pool(t, _nhwc_order(ksize), _nhwc_order(strides), padding), x, name,
-                        "AvgPool_NCHW")
+        return _pool_in_nchw(avg_pool, x, ksize, strides, padding, name, "AvgPool")
     attrs, shape = _pool_attrs(x, ksize, strides, padding, "AvgPool")
     return make_op("AvgPool", [x], x.dtype, shape, name, attrs)
