@@ -21,6 +21,7 @@ import itertools
 import os
 import queue
 import threading
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -113,6 +114,8 @@ class _Helpers:
             self.jobs.put(job)
 
     def _serve(self) -> None:
+        for controller in _blas.controllers():  # a helper only ever multiplies tiles
+            controller.set_num_threads(1)
         while True:
             self.jobs.get().run()
 
@@ -130,8 +133,9 @@ def run_tiles(count: int, work: Callable[[int, int], None], threads: int | None 
     """
     threads = max(1, min(thread_budget() if threads is None else threads, count))
     if threads == 1:
-        for tile in range(count):
-            work(tile, 0)
+        with single_threaded_blas():  # within this thread's budget, whatever another session set BLAS to
+            for tile in range(count):
+                work(tile, 0)
         return 1 if count else 0
     job = _Job(count, work)
     with single_threaded_blas():
@@ -143,13 +147,24 @@ def run_tiles(count: int, work: Callable[[int, int], None], threads: int | None 
     return min(next(job.slots), threads)
 
 
+# OpenBLAS's thread setting is not simply process-wide in the wheels numpy ships: a thread that has
+# set it keeps its own value, one that never did follows the last setting made. So a caller sets 1
+# for itself and puts its own value back when it leaves, helpers set 1 once; and after two callers
+# (sessions) were inside at once, neither puts back more than 1 for this long after: they are the
+# parallelism then, and a 2-thread setting between their ops sent their products through
+# OpenBLAS's threaded path one at a time (two threads convolving 12 times: 4.1 s, against 1.1 s one
+# after the other).
+CONCURRENT_HOLD_SECONDS = 1.0
+
+
 class _BlasThreads:
-    """OpenBLAS's (process-wide) thread count held at 1 while any thread is inside `single_threaded_blas`."""
+    """BLAS held at 1 thread for the calling thread while it is inside `single_threaded_blas` (re-entrant)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.users = 0
-        self.saved: list[tuple[Any, int]] = []
+        self.inside = 0
+        self.concurrent_at = -CONCURRENT_HOLD_SECONDS
+        self.local = threading.local()
         self._controllers: list[Any] | None = None
 
     def controllers(self) -> list[Any]:
@@ -159,21 +174,30 @@ class _BlasThreads:
         return self._controllers
 
     def __enter__(self) -> None:
+        depth = getattr(self.local, "depth", 0)
+        self.local.depth = depth + 1
+        if depth:
+            return
         with self.lock:
-            if self.users == 0:
-                self.saved = [(c, c.get_num_threads()) for c in self.controllers()]
-                for controller, threads in self.saved:
-                    if threads != 1:
-                        controller.set_num_threads(1)
-            self.users += 1
+            if self.inside:
+                self.concurrent_at = time.monotonic()
+            self.inside += 1
+        self.local.saved = [(c, c.get_num_threads()) for c in self.controllers()]
+        for controller, threads in self.local.saved:
+            if threads != 1:
+                controller.set_num_threads(1)
 
     def __exit__(self, *exc: object) -> None:
+        self.local.depth -= 1
+        if self.local.depth:
+            return
         with self.lock:
-            self.users -= 1
-            if self.users == 0:
-                for controller, threads in self.saved:
-                    if threads != 1:
-                        controller.set_num_threads(threads)
+            self.inside -= 1
+            hold = self.inside > 0 or time.monotonic() - self.concurrent_at < CONCURRENT_HOLD_SECONDS
+        if not hold:
+            for controller, threads in self.local.saved:
+                if threads != 1:
+                    controller.set_num_threads(threads)
 
 
 _blas = _BlasThreads()
