@@ -1,84 +1,210 @@
-"""Times tftk's conv2d (+ both gradients) and max pooling on LeNet shapes against numpy matmul's GFLOP/s.
+"""Times tftk's conv2d (+ both gradients) and max pooling on the LeNet and deep-MNIST layers against TF's.
 
-Batch 64x28x28x1 -> conv 5x5x16 SAME -> max pool 2x2 -> conv 5x5x32 SAME -> max pool 2x2, float32.
-Every repetition runs every case once (interleaved, so a noisy neighbour hits all cases alike), after
-a warm-up that also compiles the kernels; the medians are reported. Run: python bench/bench_conv.py [reps]
+    python bench/bench_conv.py [--reps 20] [--threads 1,2] [--busy 0,1] [--tf-python /path/to/python]
+
+Layers, float32, 5x5 SAME convolutions and 2x2 max pooling: LeNet (batch 64) 28x28x1->16 and
+14x14x16->32; deep-MNIST (batch 50) 28x28x1->32 and 14x14x32->64. TensorFlow (tf.compat.v1, its own
+Python given by --tf-python) runs the same ops on the same arrays in a worker process, each op fetched
+alone by Session.run (which adds ~0.1 ms of session overhead to TF's small pooling ops). Every
+repetition runs every case once in each framework (interleaved, so a noisy neighbour hits both alike),
+after a warm-up that also compiles the kernels; medians are reported, with tftk/TF ratios, GFLOP/s and
+numpy matmul's GFLOP/s as the BLAS reference. `--busy K` runs K busy-loop processes during the
+measurement (a machine shared with other work).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 
-# Numba's OpenMP workers spin after each parallel kernel and starve OpenBLAS's threads on 2 cores
-# (measured: a 0.8 ms pooling call took 13 ms next to BLAS calls); passive waiting avoids that.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import numpy as np
 
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-
-from tftk.kernels.conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv_output_size  # noqa: E402
-from tftk.kernels.pool import max_pool, max_pool_grad  # noqa: E402
-
-BATCH = 64
+LAYERS = {  # name: (batch, size, in channels, out channels)
+    "lenet1": (64, 28, 1, 16), "lenet2": (64, 14, 16, 32),
+    "deep1": (50, 28, 1, 32), "deep2": (50, 14, 32, 64),
+}
 
 
-def _cases(rng: np.random.Generator) -> list[tuple[str, float, Callable[[], object]]]:
-    """(name, floating-point operations, call) for every timed kernel."""
+def _arrays(rng: np.random.Generator) -> dict[str, dict[str, np.ndarray]]:
+    out = {}
+    for name, (n, size, cin, cout) in LAYERS.items():
+        out[name] = {"x": rng.standard_normal((n, size, size, cin)).astype(np.float32),
+                     "w": rng.standard_normal((5, 5, cin, cout)).astype(np.float32),
+                     "dy": rng.standard_normal((n, size, size, cout)).astype(np.float32),
+                     "dpool": rng.standard_normal((n, size // 2, size // 2, cout)).astype(np.float32)}
+    return out
+
+
+def _flops(name: str) -> float:
+    n, size, cin, cout = LAYERS[name]
+    return 2.0 * n * size * size * 25 * cin * cout
+
+
+def tftk_cases(arrays: dict) -> list[tuple[str, float, Callable[[], object]]]:
+    """(case, floating-point operations, call) for every timed tftk kernel."""
+    from tftk.kernels.conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv_output_size
+    from tftk.kernels.pool import max_pool, max_pool_grad
     cases = []
-    for layer, (size, cin, cout) in enumerate([(28, 1, 16), (14, 16, 32)], start=1):
-        x = rng.standard_normal((BATCH, size, size, cin)).astype(np.float32)
-        w = rng.standard_normal((5, 5, cin, cout)).astype(np.float32)
-        pad = conv_output_size(size, 5, 1, 1, "SAME")[1:]
+    for name, a in arrays.items():
+        x, w, dy, dpool = a["x"], a["w"], a["dy"], a["dpool"]
+        pad = conv_output_size(x.shape[1], 5, 1, 1, "SAME")[1:]
         pads, one = (pad, pad), (1, 1)
-        dy = rng.standard_normal((BATCH, size, size, cout)).astype(np.float32)
-        flops = 2.0 * BATCH * size * size * 25 * cin * cout
+        _, arg = max_pool(dy, (2, 2), (2, 2))
         cases += [
-            (f"conv{layer} forward", flops, lambda x=x, w=w, p=pads: conv2d(x, w, one, p, one)),
-            (f"conv{layer} backprop_input", flops,
+            (f"{name} forward", _flops(name), lambda x=x, w=w, p=pads: conv2d(x, w, one, p, one)),
+            (f"{name} backprop_input", _flops(name),
              lambda dy=dy, w=w, s=x.shape, p=pads: conv2d_backprop_input(dy, w, s, one, p, one)),
-            (f"conv{layer} backprop_filter", flops,
+            (f"{name} backprop_filter", _flops(name),
              lambda x=x, dy=dy, s=w.shape, p=pads: conv2d_backprop_filter(x, dy, s, one, p, one)),
+            (f"{name} max_pool", 0.0, lambda a=dy: max_pool(a, (2, 2), (2, 2))),
+            (f"{name} max_pool_grad", 0.0, lambda d=dpool, a=arg, s=dy.shape: max_pool_grad(d, a, s)),
         ]
-        y, arg = max_pool(dy, (2, 2), (2, 2))
-        dpool = rng.standard_normal(y.shape).astype(np.float32)
-        cases += [
-            (f"pool{layer} forward", 0.0, lambda a=dy: max_pool(a, (2, 2), (2, 2))),
-            (f"pool{layer} grad", 0.0, lambda d=dpool, a=arg, s=dy.shape: max_pool_grad(d, a, s)),
-        ]
-    for m, k, n in [(BATCH * 14 * 14, 400, 32), (1024, 1024, 1024)]:
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
-        cases.append((f"matmul {m}x{k}x{n}", 2.0 * m * k * n, lambda a=a, b=b: a @ b))
     return cases
 
 
-def main(reps: int = 30) -> None:
-    cases = _cases(np.random.default_rng(0))
+def tf_cases(arrays: dict, threads: int) -> list[tuple[str, float, Callable[[], object]]]:
+    """The same cases as TF1 graph ops, each run alone by a Session with `threads` intra-op threads."""
+    import tensorflow.compat.v1 as tf
+    tf.disable_eager_execution()
+    graph = tf.Graph()
+    fetches = []
+    with graph.as_default():
+        for name, a in arrays.items():
+            # variables, not constants: Grappler would fold a constant-input op into its result
+            x, w, dy, dpool = (tf.Variable(a[k]) for k in ("x", "w", "dy", "dpool"))
+            pooled = tf.nn.max_pool(dy, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+            fetches += [
+                (f"{name} forward", _flops(name), tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME").op),
+                (f"{name} backprop_input", _flops(name),
+                 tf.nn.conv2d_backprop_input(a["x"].shape, w, dy, [1, 1, 1, 1], "SAME").op),
+                (f"{name} backprop_filter", _flops(name),
+                 tf.nn.conv2d_backprop_filter(x, a["w"].shape, dy, [1, 1, 1, 1], "SAME").op),
+                (f"{name} max_pool", 0.0, pooled.op),
+                (f"{name} max_pool_grad", 0.0, tf.gradients(pooled, dy, grad_ys=dpool)[0].op),
+            ]
+        init = tf.global_variables_initializer()
+    config = tf.ConfigProto(intra_op_parallelism_threads=threads, inter_op_parallelism_threads=1)
+    sess = tf.Session(graph=graph, config=config)
+    sess.run(init)
+    return [(case, flops, lambda op=op: sess.run(op)) for case, flops, op in fetches]
+
+
+def _time_round(cases: list) -> list[float]:
+    times = []
     for _, _, call in cases:
-        for _ in range(3):
-            call()
-    times: list[list[float]] = [[] for _ in cases]
-    for _ in range(reps):
-        for slot, (_, _, call) in zip(times, cases):
-            start = time.perf_counter()
-            call()
-            slot.append(time.perf_counter() - start)
-    medians = [float(np.median(t)) for t in times]
-    print(f"numba threads {numba.get_num_threads()} ({numba.threading_layer()}), "
-          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}, load average {os.getloadavg()[0]:.2f}")
-    print(f"{'case':34s} {'median ms':>10s} {'GFLOP/s':>9s}")
-    for (name, flops, _), t in zip(cases, medians):
-        rate = f"{flops / t / 1e9:9.1f}" if flops else f"{'':9s}"
-        print(f"{name:34s} {t * 1e3:10.3f} {rate}")
-    conv = [(f, t) for (name, f, _), t in zip(cases, medians) if name.startswith("conv")]
-    conv_rate = sum(f for f, _ in conv) / sum(t for _, t in conv) / 1e9
-    matmul_rate = max(f / t / 1e9 for (name, f, _), t in zip(cases, medians) if name.startswith("matmul"))
-    print(f"\nconvolution overall (6 passes): {conv_rate:.1f} GFLOP/s = {100 * conv_rate / matmul_rate:.0f}% "
-          f"of numpy matmul's best {matmul_rate:.1f} GFLOP/s (goal: >= 50%)")
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def serve(framework: str, threads: int) -> None:
+    """Worker loop: build the cases, warm up, then answer each line with one round's times."""
+    arrays = _arrays(np.random.default_rng(0))
+    cases = tftk_cases(arrays) if framework == "tftk" else tf_cases(arrays, threads)
+    for _ in range(3):
+        _time_round(cases)
+    print(json.dumps({"cases": [c for c, _, _ in cases], "flops": [f for _, f, _ in cases]}), flush=True)
+    for _ in sys.stdin:
+        print(json.dumps(_time_round(cases)), flush=True)
+
+
+def _worker(python: str, framework: str, threads: int):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", OMP_WAIT_POLICY="PASSIVE")
+    for key in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[key] = str(threads)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.pathsep + \
+        env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([python, os.path.abspath(__file__), "--serve", framework, str(threads)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env)
+    line = proc.stdout.readline()
+    if not line:
+        proc.wait()
+        return None, None
+    return proc, json.loads(line)
+
+
+def _ask(proc) -> list[float]:
+    proc.stdin.write("\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
+
+
+def _matmul_rate(threads: int) -> float:
+    from threadpoolctl import threadpool_limits
+    a = np.random.default_rng(1).standard_normal((1024, 1024)).astype(np.float32)
+    with threadpool_limits(threads, user_api="blas"):
+        a @ a
+        best = min(_timed(lambda: a @ a) for _ in range(5))
+    return 2.0 * 1024 ** 3 / best / 1e9
+
+
+def _timed(call: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+def measure(threads: int, busy: int, reps: int, tf_python: str | None) -> None:
+    workers = {"tftk": _worker(sys.executable, "tftk", threads)}
+    if tf_python:
+        proc, hello = _worker(tf_python, "tf", threads)
+        if proc is None:
+            print(f"TensorFlow could not be started with {tf_python}: its column is left out")
+        else:
+            workers["tf"] = (proc, hello)
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    try:
+        times: dict[str, list[list[float]]] = {name: [] for name in workers}
+        for _ in range(reps):
+            for name, (proc, _) in workers.items():
+                times[name].append(_ask(proc))
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+        for proc, _ in workers.values():
+            proc.stdin.close()
+            proc.wait()
+    cases, flops = workers["tftk"][1]["cases"], workers["tftk"][1]["flops"]
+    med = {name: np.median(np.array(t), axis=0) for name, t in times.items()}
+    print(f"\nthreads={threads}, busy={busy}, load average {os.getloadavg()[0]:.2f} after: medians of {reps} rounds")
+    print(f"  {'case':28s} {'tftk ms':>9s} {'TF ms':>9s} {'tftk/TF':>8s} {'GFLOP/s':>8s}")
+    for i, (case, f) in enumerate(zip(cases, flops)):
+        tf_ms = med["tf"][i] * 1e3 if "tf" in med else float("nan")
+        rate = f"{f / med['tftk'][i] / 1e9:8.1f}" if f else ""
+        print(f"  {case:28s} {med['tftk'][i] * 1e3:9.3f} {tf_ms:9.3f} {med['tftk'][i] * 1e3 / tf_ms:8.2f} {rate}")
+    conv = [i for i, f in enumerate(flops) if f]
+    total_tftk = sum(med["tftk"][i] for i in range(len(cases)))
+    rate = sum(flops[i] for i in conv) / sum(med["tftk"][i] for i in conv) / 1e9
+    line = f"  all cases: tftk {total_tftk * 1e3:.2f} ms"
+    if "tf" in med:
+        total_tf = sum(med["tf"][i] for i in range(len(cases)))
+        line += f", TF {total_tf * 1e3:.2f} ms, ratio {total_tftk / total_tf:.2f}"
+    print(line + f"; tftk convolutions at {rate:.1f} GFLOP/s, numpy matmul 1024^3 at {_matmul_rate(threads):.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--busy", default="0")
+    parser.add_argument("--tf-python", default=os.environ.get("TFTK_TF_PYTHON"),
+                        help="a Python with TensorFlow installed (default: $TFTK_TF_PYTHON)")
+    args = parser.parse_args()
+    for threads in (int(t) for t in args.threads.split(",")):
+        for busy in (int(b) for b in args.busy.split(",")):
+            measure(threads, busy, args.reps, args.tf_python)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30)
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+        serve(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()

@@ -1,7 +1,7 @@
 """Training-step throughput: tftk vs PyTorch eager vs TensorFlow (tf.compat.v1) vs hand-written numpy.
 
     python bench/bench_training.py [--repeats 9] [--threads 1,2] [--busy 0,1] [--tf-python /path/to/python]
-                                   [--workloads mlp100,mlp1000,cnn64,deepmnist,lstm]
+                                   [--workloads mlp100,mlp1000,cnn64,deepmnist,lstm] [--cold-cache]
 
 Each framework runs in its own worker process (so thread settings and imports don't interfere)
 with the same initial weights and batches; the coordinator asks the workers for timings in
@@ -343,13 +343,13 @@ def serve(framework: str, data_path: str, workload: str, threads: int) -> None:
     else:
         step, final_loss = worker_matmul_floor(data_path, workload, threads)
     built = _status_mb("VmRSS")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     step(0)
-    first = time.perf_counter() - start
+    first, first_cpu = time.perf_counter() - start, time.process_time() - cpu
     for i in range(5):  # warm-up
         step(i)
     steady = _reset_peak_rss()
-    print(json.dumps({"ready": True, "first_step": first}), flush=True)
+    print(json.dumps({"ready": True, "first_step": first, "first_cpu": first_cpu}), flush=True)
     counter = 0
     for line in sys.stdin:
         n = int(line)
@@ -395,9 +395,13 @@ def _env(threads: int) -> dict:
     return env
 
 
-def start_worker(python: str, framework: str, data_path: Path, workload: str, threads: int):
+def start_worker(python: str, framework: str, data_path: Path, workload: str, threads: int,
+                 numba_cache: str | None = None):
+    env = _env(threads)
+    if numba_cache is not None:
+        env["NUMBA_CACHE_DIR"] = numba_cache
     proc = subprocess.Popen([python, __file__, "--serve", framework, str(data_path), workload, str(threads)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_env(threads))
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     line = proc.stdout.readline()
     if not line:
         proc.wait()
@@ -428,6 +432,9 @@ def main() -> None:
     parser.add_argument("--tf-python", default=sys.executable, help="a Python with TensorFlow installed")
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out even when installed")
+    parser.add_argument("--cold-cache", action="store_true",
+                        help="start tftk's workers with an empty Numba cache: 'first step' is then a fresh "
+                             "install's (kernels compiled), not a later process's (kernels loaded)")
     args = parser.parse_args()
     frameworks = {"tftk": sys.executable, "numpy": sys.executable, "floor": sys.executable}
     if not args.no_torch and available(sys.executable, "torch"):
@@ -462,9 +469,10 @@ def run_workload(workload: str, frameworks: dict, data_path: Path, args, threads
     names = [n for n in frameworks if not (WORKLOADS[workload]["kind"] != "mlp" and n in ("numpy", "floor"))]
     workers, first = {}, {}
     for name in names:
-        proc, hello = start_worker(frameworks[name], name, data_path, workload, threads)
+        cold = tempfile.mkdtemp(prefix="numba-cold-") if args.cold_cache and name == "tftk" else None
+        proc, hello = start_worker(frameworks[name], name, data_path, workload, threads, cold)
         if proc is not None:
-            workers[name], first[name] = proc, hello["first_step"]
+            workers[name], first[name] = proc, (hello["first_step"], hello["first_cpu"])
     spinners = busy_loops(busy)
     try:
         # steps per round: aim for ~0.2 s per worker per round (every worker runs the probe steps, so
@@ -485,12 +493,13 @@ def run_workload(workload: str, frameworks: dict, data_path: Path, args, threads
         proc.wait()
     med = {name: statistics.median(t) * 1e3 for name, t in times.items()}
     print(f"\n{workload}: {n} steps per round")
-    print(f"  {'framework':<12}{'ms/step':>10}{'tftk / it':>12}{'first step':>12}{'loss after':>12}"
-          f"{'work MB':>9}{'peak MB':>9}")
+    print(f"  {'framework':<12}{'ms/step':>10}{'tftk / it':>12}{'first step':>12}{'its CPU':>10}"
+          f"{'loss after':>12}{'work MB':>9}{'peak MB':>9}")
     for name in med:
         ratio = med["tftk"] / med[name]
         loss = "" if np.isnan(finals[name]["loss"]) else f"{finals[name]['loss']:.4f}"
-        print(f"  {name:<12}{med[name]:>10.3f}{ratio:>11.2f}x{first[name] * 1e3:>10.0f}ms{loss:>12}"
+        print(f"  {name:<12}{med[name]:>10.3f}{ratio:>11.2f}x{first[name][0] * 1e3:>10.0f}ms"
+              f"{first[name][1] * 1e3:>8.0f}ms{loss:>12}"
               f"{finals[name]['work_mb']:>9.1f}{finals[name]['peak_mb']:>9.0f}")
     print("  work MB: RSS growth from the built model to the end (tftk's includes loading Numba's\n"
           "  runtime and compiled kernels, ~120 MB); peak MB: the whole process")

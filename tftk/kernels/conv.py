@@ -13,15 +13,21 @@ built a tile of a few images at a time (`TILE_BYTES`), so each tile is gathered 
 it is still in cache: on the LeNet shapes (1 thread) the 5x5x16->32 forward went from 7.2 to 4.1 ms.
 A 1-channel input is gathered taps by rows instead (`_tap_rows`: runs of a whole output row rather
 than of kw taps), which took the 5x5x1->16 forward from 1.7 to 0.87 ms, its filter gradient from
-2.0 to 0.89 ms and its input gradient from 1.9 to 1.2 ms. BLAS does the arithmetic and owns the cores; the gathers are serial Numba on purpose:
-a parallel Numba region next to OpenBLAS calls oversubscribes 2 cores (spinning OpenMP workers
-against OpenBLAS's) and cost a flat ~8 ms per call.
+2.0 to 0.89 ms and its input gradient from 1.9 to 1.2 ms.
+
+Threads: the tiles are handed out by `tftk.kernels.parallel.run_tiles` to the calling thread and its
+helpers, each gathering with a GIL-free Numba kernel and multiplying with single-threaded BLAS;
+a thread takes the next tile when it is free, so one that is descheduled (another process holds
+its core) delays the call by at most the tile it holds instead of stalling every BLAS barrier. The
+filter gradient keeps one partial sum per thread. A Numba `prange` here would be the wrong tool: its
+OpenMP workers spin against OpenBLAS's and cost a flat ~8 ms per call on 2 cores.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from tftk.kernels.jit import njit
+from tftk.kernels.parallel import run_tiles, scratch, thread_budget
 
 __all__ = ["conv_output_size", "window_output_size", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"]
 
@@ -135,18 +141,20 @@ def _tap_col2im(xpad, b0, b1, kh, kw, sh, sw, dh, dw, oh, ow, cols_t):  # pragma
     _tap_rows(xpad, b0, b1, kh, kw, sh, sw, dh, dw, oh, ow, cols_t, False)
 
 
-# Images per tile: a tile's patch rows stay within this many bytes. The whole 64-image LeNet matrix
-# (20 MB) ran its product at ~60 GFLOP/s, tiles of 1-4 MB at ~92 (1 thread); on 2 threads fewer, larger
-# BLAS calls split better: the six LeNet passes took 11.0 ms with 4 MB tiles, 14.0 with 1 MB, 16.5
-# with 512 KB (1 thread: 16.5, 16.7, 17.2).
+# A tile's patch matrix stays within this many bytes (and a tile holds at least one image), and each
+# thread gets at least TILES_PER_THREAD tiles so that a descheduled thread leaves little to wait for.
+# On 1 thread, tiles of 0.5, 1, 2 and 4 MB ran the LeNet 16->32 and deep-MNIST 32->64 passes within
+# noise of each other (12.7-14.1 ms for deep-MNIST's, CPU time at load 11): whole 20-30 MB patch
+# matrices ran ~35% slower (7.2 vs 4.1 ms on LeNet's forward).
 TILE_BYTES = 1 << 22
+TILES_PER_THREAD = 4
 
 
 class _Geometry:
     """One convolution's sizes and the tiles of images its patch matrix is built in."""
 
     def __init__(self, x_shape: tuple[int, ...], filter_shape: tuple[int, ...], strides: Pair,
-                 pads: tuple[Pair, Pair], dilations: Pair, itemsize: int):
+                 pads: tuple[Pair, Pair], dilations: Pair, itemsize: int, threads: int):
         self.n, self.h, self.w, self.c = (int(d) for d in x_shape)
         self.kh, self.kw, _, self.co = (int(d) for d in filter_shape)
         self.oh, self.ow = _check(x_shape, filter_shape, strides, pads, dilations)
@@ -155,23 +163,24 @@ class _Geometry:
         self.plain = self.kh == self.kw == 1 and strides == (1, 1) and pads == ((0, 0), (0, 0))
         self.per_image = self.oh * self.ow
         self.depth = self.kh * self.kw * self.c
-        self.step = max(1, min(self.n, TILE_BYTES // (self.per_image * self.depth * itemsize)))
+        by_size = TILE_BYTES // (self.per_image * self.depth * itemsize)
+        by_threads = -(-self.n // (TILES_PER_THREAD * threads)) if threads > 1 else self.n
+        self.step = max(1, min(self.n, by_size, by_threads))
+        self.count = -(-self.n // self.step)
 
-    def tiles(self):
-        """(first image, end image, first row, end row) of every tile."""
-        for b0 in range(0, self.n, self.step):
-            b1 = min(b0 + self.step, self.n)
-            yield b0, b1, b0 * self.per_image, b1 * self.per_image
+    def tile(self, index: int) -> tuple[int, int, int, int]:
+        """(first image, end image, first row, end row) of tile `index`."""
+        b0 = index * self.step
+        b1 = min(b0 + self.step, self.n)
+        return b0, b1, b0 * self.per_image, b1 * self.per_image
 
-    def buffer(self, dtype: np.dtype) -> np.ndarray:
-        """Room for one tile's patch matrix (stored taps by rows for a 1-channel input)."""
-        if self.c == 1:
-            return np.empty((self.depth, self.step * self.per_image), dtype=dtype)
-        return np.empty((self.step * self.per_image, self.depth), dtype=dtype)
+    def buffer(self, dtype: np.dtype, rows: int) -> np.ndarray:
+        """The calling thread's scratch for `rows` patch rows (stored taps by rows for a 1-channel input)."""
+        return scratch((self.depth, rows) if self.c == 1 else (rows, self.depth), dtype)
 
-    def matrix(self, cols: np.ndarray, rows: int) -> np.ndarray:
+    def matrix(self, cols: np.ndarray) -> np.ndarray:
         """The [rows, taps] patch matrix held in a `buffer`."""
-        return cols[:, :rows].T if self.c == 1 else cols[:rows]
+        return cols.T if self.c == 1 else cols
 
     def move(self, xpad: np.ndarray, b0: int, b1: int, cols: np.ndarray, to_cols: bool) -> None:
         """Gather images b0..b1-1 of xpad into the `buffer` cols (im2col), or add cols back (col2im)."""
@@ -181,7 +190,11 @@ class _Geometry:
             _patch_rows(xpad, b0, b1, *self.args, cols, to_cols)
 
     def padded(self, x: np.ndarray | None, dtype: np.dtype) -> np.ndarray:
-        """x zero-padded by the convolution's pads (all zeros when x is None)."""
+        """x zero-padded by the convolution's pads (all zeros when x is None).
+
+        A padded copy is cheap (0.05-0.09 ms on the LeNet and deep-MNIST layers) and keeps bounds tests
+        out of the gathers: gathering from x with the padding implicit ran 2.2x slower.
+        """
         (top, bottom), (left, right) = self.pads
         xpad = np.zeros((self.n, self.h + top + bottom, self.w + left + right, self.c), dtype=dtype)
         if x is not None:
@@ -216,16 +229,20 @@ def _check(x_shape: tuple[int, ...], filter_shape: tuple[int, ...], strides: Pai
 def conv2d(x: np.ndarray, w: np.ndarray, strides: Pair = (1, 1), pads: tuple[Pair, Pair] = ((0, 0), (0, 0)),
            dilations: Pair = (1, 1)) -> np.ndarray:
     """TF's Conv2D (cross-correlation, no filter flip): NHWC x, HWIO w -> NHWC y."""
-    g = _Geometry(x.shape, w.shape, strides, pads, dilations, x.itemsize)
+    threads = thread_budget()
+    g = _Geometry(x.shape, w.shape, strides, pads, dilations, x.itemsize, threads)
     wm = np.ascontiguousarray(w, dtype=x.dtype).reshape(g.depth, g.co)
     if g.plain:
         return (np.ascontiguousarray(x).reshape(-1, g.c) @ wm).reshape(g.n, g.oh, g.ow, g.co)
     xpad = g.padded(x, x.dtype)
     y = np.empty((g.n * g.per_image, g.co), dtype=x.dtype)
-    cols = g.buffer(x.dtype)
-    for b0, b1, r0, r1 in g.tiles():
+
+    def tile(index: int, slot: int) -> None:
+        b0, b1, r0, r1 = g.tile(index)
+        cols = g.buffer(x.dtype, r1 - r0)
         g.move(xpad, b0, b1, cols, True)
-        np.matmul(g.matrix(cols, r1 - r0), wm, out=y[r0:r1])
+        np.matmul(g.matrix(cols), wm, out=y[r0:r1])
+    run_tiles(g.count, tile, threads)
     return y.reshape(g.n, g.oh, g.ow, g.co)
 
 
@@ -233,7 +250,8 @@ def conv2d_backprop_input(dy: np.ndarray, w: np.ndarray, input_shape: tuple[int,
                           pads: tuple[Pair, Pair] = ((0, 0), (0, 0)), dilations: Pair = (1, 1)) -> np.ndarray:
     """TF's Conv2DBackpropInput: the gradient of conv2d with respect to x, shaped `input_shape`."""
     input_shape = tuple(int(d) for d in input_shape)
-    g = _Geometry(input_shape, w.shape, strides, pads, dilations, dy.itemsize)
+    threads = thread_budget()
+    g = _Geometry(input_shape, w.shape, strides, pads, dilations, dy.itemsize, threads)
     if dy.shape != (g.n, g.oh, g.ow, g.co):
         raise ValueError(f"conv2d_backprop_input: dy has shape {dy.shape}, expected {(g.n, g.oh, g.ow, g.co)}")
     dym = np.ascontiguousarray(dy).reshape(-1, g.co)
@@ -241,10 +259,13 @@ def conv2d_backprop_input(dy: np.ndarray, w: np.ndarray, input_shape: tuple[int,
     if g.plain:
         return (dym @ wt).reshape(input_shape)
     dxpad = g.padded(None, dy.dtype)
-    dcols = g.buffer(dy.dtype)
-    for b0, b1, r0, r1 in g.tiles():
-        np.matmul(dym[r0:r1], wt, out=g.matrix(dcols, r1 - r0))
+
+    def tile(index: int, slot: int) -> None:
+        b0, b1, r0, r1 = g.tile(index)
+        dcols = g.buffer(dy.dtype, r1 - r0)
+        np.matmul(dym[r0:r1], wt, out=g.matrix(dcols))
         g.move(dxpad, b0, b1, dcols, False)
+    run_tiles(g.count, tile, threads)
     return g.interior(dxpad).copy()
 
 
@@ -252,17 +273,21 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
                            pads: tuple[Pair, Pair] = ((0, 0), (0, 0)), dilations: Pair = (1, 1)) -> np.ndarray:
     """TF's Conv2DBackpropFilter: the gradient of conv2d with respect to w, shaped `filter_shape`."""
     filter_shape = tuple(int(d) for d in filter_shape)
-    g = _Geometry(x.shape, filter_shape, strides, pads, dilations, x.itemsize)
+    threads = thread_budget()
+    g = _Geometry(x.shape, filter_shape, strides, pads, dilations, x.itemsize, threads)
     if dy.shape != (g.n, g.oh, g.ow, g.co):
         raise ValueError(f"conv2d_backprop_filter: dy has shape {dy.shape}, expected {(g.n, g.oh, g.ow, g.co)}")
     dym = np.ascontiguousarray(dy, dtype=x.dtype).reshape(-1, g.co)
     if g.plain:
         return (np.ascontiguousarray(x).reshape(-1, g.c).T @ dym).reshape(filter_shape)
     xpad = g.padded(x, x.dtype)
-    dw = np.zeros((g.depth, g.co), dtype=x.dtype)
-    part = np.empty_like(dw)
-    cols = g.buffer(x.dtype)
-    for b0, b1, r0, r1 in g.tiles():
+    partials = np.zeros((min(threads, g.count), g.depth, g.co), dtype=x.dtype)
+
+    def tile(index: int, slot: int) -> None:
+        b0, b1, r0, r1 = g.tile(index)
+        cols = g.buffer(x.dtype, r1 - r0)
         g.move(xpad, b0, b1, cols, True)
-        dw += np.matmul(g.matrix(cols, r1 - r0).T, dym[r0:r1], out=part)
+        partials[slot] += g.matrix(cols).T @ dym[r0:r1]
+    used = run_tiles(g.count, tile, threads)
+    dw = partials[0] if used == 1 else partials[:used].sum(axis=0)
     return dw.reshape(filter_shape)

@@ -1,4 +1,8 @@
-"""`njit` for tftk's kernels: Numba's, with an on-disk cache when one can be written.
+"""`njit` for tftk's kernels: Numba's, releasing the GIL, with an on-disk cache when one can be written.
+
+Kernels are compiled `nogil`: they touch only the arrays they are given, so the sessions of one
+process (the model server runs many, each in its own thread) and the tile threads of
+`tftk.kernels.parallel` run them side by side instead of one at a time.
 
 Numba raises "cannot cache function ...: no locator available" when no cache location is
 writable (a read-only NUMBA_CACHE_DIR, a read-only install without a writable home), which would
@@ -18,10 +22,11 @@ _warned = False
 
 
 def njit(*args: Any, **options: Any) -> Any:
-    """`numba.njit(cache=True, ...)` that falls back to `cache=False` when caching is impossible."""
+    """`numba.njit(cache=True, nogil=True, ...)` that falls back to `cache=False` when caching is impossible."""
     if args and callable(args[0]):
         return njit(**options)(args[0])
     options.setdefault("cache", True)
+    options.setdefault("nogil", True)
 
     def decorate(fn: Callable) -> Any:
         try:

@@ -17,7 +17,8 @@ from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels.scatter import along_last_axis, scatter_into_zeros
 from tftk.ops import array_ops, math_ops, random_ops
 from tftk.ops.constant_value import constant_value
-from tftk.ops.op_builder import make_multi_op, make_op
+from tftk.ops.conv_pool_ops import avg_pool, conv1d, conv2d, conv2d_transpose, max_pool
+from tftk.ops.op_builder import float_input, make_multi_op, make_op
 
 __all__ = [
     "relu", "relu6", "crelu", "elu", "selu", "softplus", "softsign", "leaky_relu", "sigmoid", "tanh",
@@ -28,13 +29,6 @@ __all__ = [
 
 sigmoid = math_ops.sigmoid
 tanh = math_ops.tanh
-
-
-def _float_input(x: Any, op_type: str, what: str = "features") -> Tensor:
-    x = convert_to_tensor(x, name=what)
-    if not x.dtype.is_floating:
-        raise TypeError(f"{op_type}: {what} must be a floating-point tensor, got {x.dtype.name}")
-    return x
 
 
 # ---- activations: forward kernel + fused gradient kernel (g, features) -> dx -------------------
@@ -48,7 +42,7 @@ def _activation(op_type: str, forward: Callable, backward: Callable) -> Callable
         lambda op, g: [make_op(grad_type, [g, op.inputs[0]], g.dtype, g.shape)])
 
     def constructor(features: Any, name: str | None = None) -> Tensor:
-        x = _float_input(features, op_type)
+        x = float_input(features, op_type)
         return make_op(op_type, [x], x.dtype, x.shape, name)
 
     constructor.__name__ = op_type.lower()
@@ -109,7 +103,7 @@ def _relu_grad(op, grad):
 
 def relu(features: Any, name: str | None = None) -> Tensor:
     """Element-wise max(x, 0) (tf.nn.relu)."""
-    x = _float_input(features, "Relu")
+    x = float_input(features, "Relu")
     return make_op("Relu", [x], x.dtype, x.shape, name)
 
 
@@ -151,14 +145,14 @@ def _leaky_relu_grad(op, grad):
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
     """max(x, alpha * x) for 0 <= alpha <= 1 (TF's tf.nn.leaky_relu)."""
-    x = _float_input(features, "LeakyRelu")
+    x = float_input(features, "LeakyRelu")
     return make_op("LeakyRelu", [x], x.dtype, x.shape, name, {"alpha": float(alpha)})
 
 
 def crelu(features: Any, name: str | None = None, axis: int = -1) -> Tensor:
     """Concatenated ReLU: concat([relu(x), relu(-x)], axis), doubling that axis."""
     with name_scope(name, "CRelu", [features]):
-        x = _float_input(features, "CRelu")
+        x = float_input(features, "CRelu")
         return relu(array_ops.concat([x, math_ops.negative(x)], axis))
 
 
@@ -216,14 +210,14 @@ def _log_softmax_grad(op, grad):
 
 def softmax(logits: Any, axis: int | None = None, name: str | None = None, dim: int | None = None) -> Tensor:
     """exp(logits) / sum(exp(logits), axis), computed stably (axis defaults to the last)."""
-    x = _float_input(logits, "Softmax", "logits")
+    x = float_input(logits, "Softmax", "logits")
     axis = -1 if axis is None and dim is None else (axis if axis is not None else dim)
     return make_op("Softmax", [x], x.dtype, x.shape, name, {"axis": _axis(x, axis, "Softmax")})
 
 
 def log_softmax(logits: Any, axis: int | None = None, name: str | None = None, dim: int | None = None) -> Tensor:
     """logits - log(sum(exp(logits), axis)), computed stably."""
-    x = _float_input(logits, "LogSoftmax", "logits")
+    x = float_input(logits, "LogSoftmax", "logits")
     axis = -1 if axis is None and dim is None else (axis if axis is not None else dim)
     return make_op("LogSoftmax", [x], x.dtype, x.shape, name, {"axis": _axis(x, axis, "LogSoftmax")})
 
@@ -267,15 +261,25 @@ def _bias_add_grad_grad(op, grad):
 
 
 def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Tensor:
-    """value + bias along the last (channel) axis; bias must be 1-D of the channel size."""
+    """value + bias along the channel axis (the last one; the second with data_format 'NCHW'/'NC...')."""
     x = convert_to_tensor(value, name="input")
     b = convert_to_tensor(bias, dtype=x.dtype, name="bias")
-    if data_format not in (None, "NHWC", "N...C"):
-        raise ValueError(f"bias_add: only data_format='NHWC' is supported, got {data_format!r}")
+    if data_format not in (None, "NHWC", "N...C", "NCHW", "NC..."):
+        raise ValueError(f"bias_add: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     if b.shape.ndims not in (None, 1):
         raise ValueError(f"bias_add: bias must be 1-D, got shape {b.shape}")
     if x.shape.ndims is not None and x.shape.ndims < 2:
         raise ValueError(f"bias_add: value must be at least 2-D, got shape {x.shape}")
+    channels_first = data_format in ("NCHW", "NC...") and x.shape.ndims != 2
+    if channels_first:
+        if x.shape.ndims is None:
+            raise ValueError("bias_add: data_format 'NCHW' needs a value of known rank")
+        channels, bias_len = x.shape.as_list()[1], b.shape.as_list()[0] if b.shape.ndims else None
+        if channels is not None and bias_len is not None and channels != bias_len:
+            raise ValueError(f"bias_add: bias has {bias_len} elements but value has {channels} channels "
+                             f"(second dimension of shape {x.shape}, data_format {data_format})")
+        with name_scope(name, "BiasAdd", [x, b]) as scope:
+            return math_ops.add(x, array_ops.reshape(b, [-1] + [1] * (x.shape.ndims - 2)), name=scope)
     channels = x.shape.as_list()[-1] if x.shape.ndims else None
     bias_len = b.shape.as_list()[0] if b.shape.ndims else None
     if channels is not None and bias_len is not None and channels != bias_len:
@@ -308,7 +312,7 @@ def _l2_loss_grad(op, grad):
 
 def l2_loss(t: Any, name: str | None = None) -> Tensor:
     """sum(t ** 2) / 2."""
-    x = _float_input(t, "L2Loss", "t")
+    x = float_input(t, "L2Loss", "t")
     return make_op("L2Loss", [x], x.dtype, TensorShape([]), name)
 
 
@@ -316,7 +320,7 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
                  dim: Any = None) -> Tensor:
     """x / sqrt(max(sum(x ** 2, axis), epsilon))."""
     with name_scope(name, "l2_normalize", [x]):
-        x = _float_input(x, "l2_normalize", "x")
+        x = float_input(x, "l2_normalize", "x")
         axis = axis if axis is not None else dim
         square_sum = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
         return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(square_sum, epsilon)))
@@ -327,7 +331,7 @@ def moments(x: Any, axes: Sequence[int], shift: Any = None, name: str | None = N
     """(mean, variance) of x over `axes` (the biased variance, as TF)."""
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with name_scope(name, "moments", [x]):
-        x = _float_input(x, "moments", "x")
+        x = float_input(x, "moments", "x")
         mean = math_ops.reduce_mean(x, axes, keepdims=True, name="mean")
         centred = math_ops.squared_difference(x, array_ops.stop_gradient(mean))
         variance = math_ops.reduce_mean(centred, axes, keepdims=True, name="variance")
@@ -341,7 +345,7 @@ def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: An
                         variance_epsilon: float, name: str | None = None) -> Tensor:
     """scale * (x - mean) / sqrt(variance + epsilon) + offset (offset/scale may be None)."""
     with name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
-        x = _float_input(x, "batch_normalization", "x")
+        x = float_input(x, "batch_normalization", "x")
         inv = math_ops.rsqrt(math_ops.add(convert_to_tensor(variance, dtype=x.dtype), variance_epsilon))
         if scale is not None:
             inv = math_ops.multiply(inv, convert_to_tensor(scale, dtype=x.dtype))
@@ -363,7 +367,7 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
     if (keep_prob is None) == (rate is None):
         raise ValueError("dropout: pass exactly one of keep_prob and rate")
     with name_scope(name, "dropout", [x]):
-        x = _float_input(x, "dropout", "x")
+        x = float_input(x, "dropout", "x")
         if rate is not None:
             keep_prob = math_ops.subtract(1.0, convert_to_tensor(rate, dtype=x.dtype))
         keep = convert_to_tensor(keep_prob, dtype=x.dtype, name="keep_prob")
@@ -382,327 +386,6 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
         if noise_shape is None:
             result.set_shape(x.shape)  # keep_prob is a scalar, whatever its static shape says
         return result
-
-
-# ---- convolution ------------------------------------------------------------------------------
-
-def _pair_from_4(values: Any, what: str, op_type: str) -> tuple[int, int]:
-    """TF's [1, h, w, 1] strides/dilations/ksize (an int or a pair is accepted too) -> (h, w)."""
-    if isinstance(values, int):
-        return values, values
-    vals = [int(v) for v in values]
-    if len(vals) == 2:
-        return vals[0], vals[1]
-    if len(vals) != 4 or vals[0] != 1 or vals[3] != 1:
-        raise ValueError(f"{op_type}: {what} must be [1, h, w, 1] for NHWC (batch and depth 1), got {list(values)}")
-    if vals[1] < 1 or vals[2] < 1:
-        raise ValueError(f"{op_type}: {what} must be >= 1, got {list(values)}")
-    return vals[1], vals[2]
-
-
-def _check_padding(padding: Any, op_type: str) -> str:
-    padding = padding.decode() if isinstance(padding, bytes) else padding
-    if padding not in ("SAME", "VALID"):
-        raise ValueError(f'{op_type}: padding must be "SAME" or "VALID", got {padding!r}')
-    return padding
-
-
-def _check_nhwc(data_format: str, op_type: str) -> None:
-    if data_format not in ("NHWC", None):
-        raise ValueError(f"{op_type}: only data_format='NHWC' is supported on CPU, got {data_format!r}")
-
-
-def _rank4(x: Tensor, what: str, op_type: str) -> list[int | None]:
-    if x.shape.ndims is None:
-        return [None] * 4
-    if x.shape.ndims != 4:
-        raise ValueError(f"{op_type}: {what} must be 4-D, got shape {x.shape}")
-    return x.shape.as_list()
-
-
-def _geometry(attrs: dict, in_hw: Sequence[int], k_hw: Sequence[int]) -> tuple[tuple[int, int], tuple]:
-    """Output (h, w) and pads ((top, bottom), (left, right)) of a window op with TF's padding rule."""
-    from tftk.kernels.conv import conv_output_size
-    dil = attrs.get("dilations", (1, 1))
-    oh, *pad_h = conv_output_size(in_hw[0], k_hw[0], attrs["strides"][0], dil[0], attrs["padding"])
-    ow, *pad_w = conv_output_size(in_hw[1], k_hw[1], attrs["strides"][1], dil[1], attrs["padding"])
-    return (oh, ow), (tuple(pad_h), tuple(pad_w))
-
-
-def _static_out_hw(attrs: dict, in_hw: Sequence[Any], k_hw: Sequence[Any], op_type: str) -> list[Any]:
-    """Static output (h, w) of a window op; None where the input or window size is unknown."""
-    from tftk.kernels.conv import conv_output_size
-    dil = attrs.get("dilations", (1, 1))
-    out = []
-    for i in range(2):
-        if in_hw[i] is None or k_hw[i] is None:
-            out.append(None)
-            continue
-        try:
-            out.append(conv_output_size(in_hw[i], k_hw[i], attrs["strides"][i], dil[i], attrs["padding"])[0])
-        except ValueError as e:
-            raise ValueError(f"{op_type}: {e}") from None
-    return out
-
-
-def _conv_attrs(strides: Any, padding: Any, dilations: Any, op_type: str) -> dict:
-    attrs = {"strides": _pair_from_4(strides, "strides", op_type), "padding": _check_padding(padding, op_type),
-             "dilations": _pair_from_4(dilations if dilations is not None else [1, 1, 1, 1], "dilations", op_type)}
-    if attrs["dilations"] != (1, 1) and attrs["strides"] != (1, 1):
-        raise ValueError(f"{op_type}: dilations > 1 need strides of 1, got strides {attrs['strides']}")
-    return attrs
-
-
-def conv2d(input: Any, filter: Any = None, strides: Any = None, padding: Any = None,  # noqa: A002
-           use_cudnn_on_gpu: bool = True, data_format: str = "NHWC", dilations: Any = None,
-           name: str | None = None, filters: Any = None) -> Tensor:
-    """2-D cross-correlation of NHWC `input` with an HWIO `filter` [h, w, in, out], TF's output sizes."""
-    filter = filter if filter is not None else filters
-    if strides is None or padding is None:
-        raise ValueError("conv2d: strides and padding are required")
-    _check_nhwc(data_format, "Conv2D")
-    x = _float_input(input, "Conv2D", "input")
-    w = convert_to_tensor(filter, dtype=x.dtype, name="filter")
-    attrs = _conv_attrs(strides, padding, dilations, "Conv2D")
-    xs, ws = _rank4(x, "input", "Conv2D"), _rank4(w, "filter", "Conv2D")
-    if xs[3] is not None and ws[2] is not None and xs[3] != ws[2]:
-        raise ValueError(f"Conv2D: input has {xs[3]} channels but the filter expects {ws[2]} "
-                         f"(input shape {x.shape}, filter shape {w.shape} = [h, w, in, out])")
-    oh, ow = _static_out_hw(attrs, xs[1:3], ws[0:2], "Conv2D")
-    return make_op("Conv2D", [x, w], x.dtype, [xs[0], oh, ow, ws[3]], name, attrs)
-
-
-def _bind_conv2d(op, ctx):
-    from tftk.kernels.conv import conv2d as kernel
-    attrs, strides, dil = op.attrs, op.get_attr("strides"), op.get_attr("dilations")
-
-    def run(x, w):
-        _, pads = _geometry(attrs, x.shape[1:3], w.shape[:2])
-        return kernel(x, w, strides, pads, dil)
-    return run
-
-
-def _bind_conv2d_backprop_input(op, ctx):
-    from tftk.kernels.conv import conv2d_backprop_input as kernel
-    attrs, strides, dil = op.attrs, op.get_attr("strides"), op.get_attr("dilations")
-
-    def run(sizes, w, dy):
-        sizes = tuple(int(s) for s in sizes)
-        _, pads = _geometry(attrs, sizes[1:3], w.shape[:2])
-        return kernel(dy, w, sizes, strides, pads, dil)
-    return run
-
-
-def _bind_conv2d_backprop_filter(op, ctx):
-    from tftk.kernels.conv import conv2d_backprop_filter as kernel
-    attrs, strides, dil = op.attrs, op.get_attr("strides"), op.get_attr("dilations")
-
-    def run(x, sizes, dy):
-        sizes = tuple(int(s) for s in sizes)
-        _, pads = _geometry(attrs, x.shape[1:3], sizes[:2])
-        return kernel(x, dy, sizes, strides, pads, dil)
-    return run
-
-
-registry.register_op("Conv2D", _bind_conv2d, fresh=True)
-registry.register_op("Conv2DBackpropInput", _bind_conv2d_backprop_input, fresh=True)
-registry.register_op("Conv2DBackpropFilter", _bind_conv2d_backprop_filter, fresh=True)
-
-
-def _shape_of(t: Tensor) -> Tensor:
-    """t's shape as an int32 tensor: a constant when static, else a Shape op."""
-    if t.shape.is_fully_defined():
-        from tftk.ops.constant_op import constant
-        return constant(np.asarray(t.shape.as_list(), dtype=np.int32))
-    return array_ops.shape(t)
-
-
-def _backprop_input(sizes: Tensor, w: Tensor, dy: Tensor, attrs: dict, static: Any, name: str | None = None) -> Tensor:
-    return make_op("Conv2DBackpropInput", [sizes, w, dy], dy.dtype, static, name, dict(attrs))
-
-
-def _backprop_filter(x: Tensor, sizes: Tensor, dy: Tensor, attrs: dict, static: Any) -> Tensor:
-    return make_op("Conv2DBackpropFilter", [x, sizes, dy], dy.dtype, static, None, dict(attrs))
-
-
-def _conv(x: Tensor, w: Tensor, attrs: dict) -> Tensor:
-    xs, ws = x.shape.as_list() if x.shape.ndims else [None] * 4, w.shape.as_list() if w.shape.ndims else [None] * 4
-    oh, ow = _static_out_hw(attrs, xs[1:3], ws[0:2], "Conv2D")
-    return make_op("Conv2D", [x, w], x.dtype, [xs[0], oh, ow, ws[3]], None, dict(attrs))
-
-
-@registry.register_gradient("Conv2D")
-def _conv2d_grad(op, grad):
-    x, w = op.inputs
-    return [_backprop_input(_shape_of(x), w, grad, op.attrs, x.shape),
-            _backprop_filter(x, _shape_of(w), grad, op.attrs, w.shape)]
-
-
-@registry.register_gradient("Conv2DBackpropInput")
-def _conv2d_backprop_input_grad(op, grad):
-    _, w, dy = op.inputs
-    return [None, _backprop_filter(grad, _shape_of(w), dy, op.attrs, w.shape), _conv(grad, w, op.attrs)]
-
-
-@registry.register_gradient("Conv2DBackpropFilter")
-def _conv2d_backprop_filter_grad(op, grad):
-    x, _, dy = op.inputs
-    return [_backprop_input(_shape_of(x), grad, dy, op.attrs, x.shape), None, _conv(x, grad, op.attrs)]
-
-
-def conv2d_transpose(value: Any, filter: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
-                     data_format: str = "NHWC", name: str | None = None, dilations: Any = None) -> Tensor:
-    """The gradient of conv2d w.r.t. its input: `filter` is [h, w, out_channels, in_channels]."""
-    _check_nhwc(data_format, "conv2d_transpose")
-    dy = _float_input(value, "conv2d_transpose", "value")
-    w = convert_to_tensor(filter, dtype=dy.dtype, name="filter")
-    attrs = _conv_attrs(strides, padding, dilations, "conv2d_transpose")
-    ys, ws = _rank4(dy, "value", "conv2d_transpose"), _rank4(w, "filter", "conv2d_transpose")
-    if ys[3] is not None and ws[3] is not None and ys[3] != ws[3]:
-        raise ValueError(f"conv2d_transpose: value has {ys[3]} channels but filter shape {w.shape} expects "
-                         f"{ws[3]} (filter is [h, w, out_channels, in_channels])")
-    sizes = convert_to_tensor(output_shape, dtype=dtypes.int32, name="output_shape")
-    known = constant_value(sizes)
-    static = TensorShape([None] * 4)
-    if known is not None:
-        known = [int(d) for d in known]
-        if len(known) != 4:
-            raise ValueError(f"conv2d_transpose: output_shape must have 4 elements, got {known}")
-        if ws[2] is not None and known[3] != ws[2]:
-            raise ValueError(f"conv2d_transpose: output_shape has {known[3]} channels but the filter "
-                             f"produces {ws[2]}")
-        expected = _static_out_hw(attrs, known[1:3], ws[0:2], "conv2d_transpose")
-        if None not in ys[1:3] and expected != ys[1:3]:
-            raise ValueError(f"conv2d_transpose: output_shape {known} convolved back gives spatial size "
-                             f"{expected}, but value has {ys[1:3]}")
-        static = TensorShape(known)
-    with name_scope(name, "conv2d_transpose", [dy, w, sizes]):
-        return _backprop_input(sizes, w, dy, attrs, static)
-
-
-def conv1d(value: Any, filters: Any = None, stride: Any = None, padding: Any = None,
-           use_cudnn_on_gpu: bool = True, data_format: str = "NWC", name: str | None = None,
-           filter: Any = None, dilations: Any = None) -> Tensor:  # noqa: A002
-    """1-D convolution of [batch, width, in] with [k, in, out], computed as a conv2d of height 1."""
-    if data_format not in ("NWC", None):
-        raise ValueError(f"conv1d: only data_format='NWC' is supported, got {data_format!r}")
-    filters = filters if filters is not None else filter
-    stride = stride if isinstance(stride, int) else int(list(stride)[-2] if len(list(stride)) == 3 else list(stride)[0])
-    dilation = 1 if dilations is None else (dilations if isinstance(dilations, int) else int(list(dilations)[-1]))
-    with name_scope(name, "conv1d", [value, filters]):
-        x = _float_input(value, "conv1d", "value")
-        if x.shape.ndims not in (None, 3):
-            raise ValueError(f"conv1d: value must be 3-D [batch, width, channels], got shape {x.shape}")
-        w = convert_to_tensor(filters, dtype=x.dtype, name="filters")
-        if w.shape.ndims not in (None, 3):
-            raise ValueError(f"conv1d: filters must be 3-D [width, in, out], got shape {w.shape}")
-        y = conv2d(array_ops.expand_dims(x, 1), array_ops.expand_dims(w, 0), [1, 1, stride, 1], padding,
-                   dilations=[1, 1, dilation, 1])
-        return array_ops.squeeze(y, [1])
-
-
-# ---- pooling ----------------------------------------------------------------------------------
-
-def _pool_attrs(x: Tensor, ksize: Any, strides: Any, padding: Any, data_format: str, op_type: str) -> tuple:
-    _check_nhwc(data_format, op_type)
-    attrs = {"ksize": _pair_from_4(ksize, "ksize", op_type), "strides": _pair_from_4(strides, "strides", op_type),
-             "padding": _check_padding(padding, op_type)}
-    xs = _rank4(x, "value", op_type)
-    oh, ow = _static_out_hw(attrs, xs[1:3], attrs["ksize"], op_type)
-    return attrs, [xs[0], oh, ow, xs[3]]
-
-
-def _pooling(op, kernel: Callable) -> Callable:
-    """`kernel(x, ksize, strides, pads)` with the pads worked out from each input's size."""
-    attrs, ksize, strides = op.attrs, op.get_attr("ksize"), op.get_attr("strides")
-
-    def run(x):
-        _, pads = _geometry(attrs, x.shape[1:3], ksize)
-        return kernel(x, ksize, strides, pads)
-    return run
-
-
-def _bind_max_pool(op, ctx):
-    from tftk.kernels.pool import max_pool
-    return _pooling(op, max_pool)
-
-
-def _bind_max_pool_grad(op, ctx):
-    from tftk.kernels.pool import max_pool_grad as kernel
-    return lambda dy, argmax, x: kernel(dy, argmax, x.shape)
-
-
-def _max_pool_grad_grad(ddx: np.ndarray, argmax: np.ndarray) -> np.ndarray:
-    """d(MaxPoolGrad)/d(dy) applied to ddx: each output reads the input gradient at its arg-max."""
-    flat = ddx.reshape(-1)
-    return np.where(argmax >= 0, flat[np.maximum(argmax, 0)], 0).astype(ddx.dtype, copy=False)
-
-
-registry.register_op("MaxPool", _bind_max_pool, fresh=True)
-registry.register_op("MaxPoolGrad", _bind_max_pool_grad, fresh=True)
-registry.register_op("MaxPoolGradGrad", lambda op, ctx: _max_pool_grad_grad)
-registry.not_differentiable("MaxPoolGradGrad")
-
-
-@registry.register_gradient("MaxPool")
-def _max_pool_grad(op, grad, _argmax_grad):
-    x = op.inputs[0]
-    return [make_op("MaxPoolGrad", [grad, op.outputs[1], x], grad.dtype, x.shape)]
-
-
-@registry.register_gradient("MaxPoolGrad")
-def _max_pool_grad_grad_rule(op, grad):
-    dy, argmax, _ = op.inputs
-    return [make_op("MaxPoolGradGrad", [grad, argmax], grad.dtype, dy.shape), None, None]
-
-
-def max_pool(value: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",
-             name: str | None = None, input: Any = None) -> Tensor:  # noqa: A002
-    """Max over [kh, kw] windows of NHWC `value`; the gradient goes to the first max of each window."""
-    x = _float_input(value if value is not None else input, "MaxPool", "value")
-    attrs, shape = _pool_attrs(x, ksize, strides, padding, data_format, "MaxPool")
-    op = make_multi_op("MaxPool", [x], [(x.dtype, shape), (dtypes.int64, shape)], name, attrs)
-    return op.outputs[0]
-
-
-def _bind_avg_pool(op, ctx):
-    from tftk.kernels.pool import avg_pool
-    return _pooling(op, avg_pool)
-
-
-def _bind_avg_pool_grad(op, ctx):
-    from tftk.kernels.pool import avg_pool_grad as kernel
-    attrs, ksize, strides = op.attrs, op.get_attr("ksize"), op.get_attr("strides")
-
-    def run(sizes, dy):
-        sizes = tuple(int(s) for s in sizes)
-        _, pads = _geometry(attrs, sizes[1:3], ksize)
-        return kernel(dy, sizes, ksize, strides, pads)
-    return run
-
-
-registry.register_op("AvgPool", _bind_avg_pool)
-registry.register_op("AvgPoolGrad", _bind_avg_pool_grad)
-
-
-@registry.register_gradient("AvgPool")
-def _avg_pool_grad(op, grad):
-    x = op.inputs[0]
-    return [make_op("AvgPoolGrad", [_shape_of(x), grad], grad.dtype, x.shape, None, dict(op.attrs))]
-
-
-@registry.register_gradient("AvgPoolGrad")
-def _avg_pool_grad_grad(op, grad):
-    dy = op.inputs[1]
-    return [None, make_op("AvgPool", [grad], grad.dtype, dy.shape, None, dict(op.attrs))]
-
-
-def avg_pool(value: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",
-             name: str | None = None, input: Any = None) -> Tensor:  # noqa: A002
-    """Mean over [kh, kw] windows of NHWC `value`, counting only in-bounds elements (TF's SAME rule)."""
-    x = _float_input(value if value is not None else input, "AvgPool", "value")
-    attrs, shape = _pool_attrs(x, ksize, strides, padding, data_format, "AvgPool")
-    return make_op("AvgPool", [x], x.dtype, shape, name, attrs)
 
 
 # ---- local response normalization -------------------------------------------------------------
@@ -736,7 +419,7 @@ def local_response_normalization(input: Any, depth_radius: int = 5, bias: float 
     As in TF (and seed 000's formula), alpha multiplies the window sum as is: AlexNet's k=2, n=5,
     alpha=1e-4, beta=0.75 is depth_radius=2 (n/2), bias=2, alpha=1e-4, beta=0.75.
     """
-    x = _float_input(input, "LRN", "input")
+    x = float_input(input, "LRN", "input")
     if x.shape.ndims not in (None, 4):
         raise ValueError(f"LRN: input must be 4-D NHWC, got shape {x.shape}")
     if int(depth_radius) < 0:
@@ -773,7 +456,7 @@ def in_top_k(predictions: Any, targets: Any, k: int, name: str | None = None) ->
     TF's ties: a target is in the top k when fewer than k classes score strictly higher, so equal
     scores at the boundary all count; a non-finite target score or an out-of-range id is False.
     """
-    p = _float_input(predictions, "InTopKV2", "predictions")
+    p = float_input(predictions, "InTopKV2", "predictions")
     t = convert_to_tensor(targets, name="targets")
     if not t.dtype.is_integer:
         raise TypeError(f"in_top_k: targets must be int32 or int64, got {t.dtype.name}")

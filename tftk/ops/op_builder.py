@@ -8,7 +8,7 @@ from tftk.framework import dtypes
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape, as_shape
 
-__all__ = ["make_op", "make_multi_op", "broadcast_shape", "binary_inputs", "graph_of", "op_scope"]
+__all__ = ["make_op", "make_multi_op", "broadcast_shape", "binary_inputs", "graph_of", "op_scope", "float_input"]
 
 
 def graph_of(tensors: Sequence[Any]):
@@ -93,3 +93,11 @@ def binary_inputs(x: Any, y: Any, op_type: str) -> tuple[Tensor, Tensor]:
         raise TypeError(f"Input 'y' of '{op_type}' Op has type {y.dtype.name} that does not match "
                         f"type {x.dtype.name} of argument 'x'.")
     return x, y
+
+
+def float_input(x: Any, op_type: str, what: str = "features") -> Tensor:
+    """`x` as a tensor, refused with a TypeError naming the op when it is not floating-point."""
+    x = convert_to_tensor(x, name=what)
+    if not x.dtype.is_floating:
+        raise TypeError(f"{op_type}: {what} must be a floating-point tensor, got {x.dtype.name}")
+    return x
