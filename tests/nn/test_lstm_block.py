@@ -40,7 +40,20 @@ def _unknown_depth(x, cs, h, w, wci, wcf, wco, b):
     return lstm_block_cell(x, cs, h, w, wci, wcf, wco, b, 1.0, -1.0, True)[6]
 
 
+def _clipped(differentiate):
+    def build(x, cs, h, w, wci, wcf, wco, b):
+        outs = lstm_block_cell(x, cs, h, w, wci, wcf, wco, b, 0.7, 0.8, True, differentiate_clip=differentiate)
+        return outs[6] * 1.5 + outs[1]
+    return build
+
+
+def _narrow_h(x, cs, h, w, wci, wcf, wco, b):  # LSTMCell with num_proj=3 feeds back a 3-wide h
+    return lstm_block_cell(x, cs, h[:, :3], w[:D + 3], wci, wcf, wco, b, 1.0, -1.0, True)[6]
+
+
 GRADIENT_CASES = [
+    GradientCase("block_clip_differentiated", _clipped(True), _A),
+    GradientCase("block_narrow_h_prev", _narrow_h, _A),
     GradientCase("block_unknown_depth", _unknown_depth, _A, wrt=[0, 2]),
     GradientCase("block_h", _block(6), _A, wrt=[0, 1, 2, 3, 7]),
     GradientCase("block_cs", _block(1, forget_bias=0.3), _A, wrt=[0, 1, 2, 3, 7]),

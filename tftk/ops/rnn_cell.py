@@ -261,6 +261,12 @@ class LSTMCell(RNNCell):
             c_prev, m_prev = (convert_to_tensor(s) for s in state)
         else:
             c_prev, m_prev = split(convert_to_tensor(state), [n, self.output_size], axis=1)
+        if self._activation is math_ops.tanh:  # the same values from one fused op (tftk.ops.lstm_ops)
+            from tftk.ops.lstm_ops import block_cell_step
+            clip = -1.0 if self._cell_clip is None else float(self._cell_clip)
+            c, m = block_cell_step(inputs, c_prev, m_prev, n, self._forget_bias, clip, self._use_peepholes,
+                                   self._initializer, lstm_cell=True)
+            return self._project(m, c)
         i, j, f, o = split(_linear([inputs, m_prev], 4 * n, kernel_initializer=self._initializer), 4, axis=1)
         if self._use_peepholes:
             w_f, w_i, w_o = (get_variable(name, [n], dtype=inputs.dtype, initializer=self._initializer)
@@ -271,10 +277,14 @@ class LSTMCell(RNNCell):
             c = clip_by_value(c, -self._cell_clip, self._cell_clip)
         if self._use_peepholes:
             o = o + w_o * c
-        m = math_ops.sigmoid(o) * self._activation(c)
+        return self._project(math_ops.sigmoid(o) * self._activation(c), c)
+
+    def _project(self, m: Tensor, c: Tensor) -> tuple[Tensor, Any]:
+        """The output m (through `projection/kernel` and `proj_clip` when `num_proj` is set) and the state."""
         if self._num_proj is not None:
+            from tftk.ops.clip_ops import clip_by_value
             with variable_scope("projection"):
-                kernel = get_variable("kernel", [n, self._num_proj], dtype=inputs.dtype,
+                kernel = get_variable("kernel", [self._num_units, self._num_proj], dtype=m.dtype,
                                       initializer=self._initializer)
             m = math_ops.matmul(m, kernel)
             if self._proj_clip is not None:
