@@ -159,6 +159,10 @@ class GRUCell(RNNCell):
 
     def _step(self, inputs: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
         n = self._num_units
+        if self._activation is math_ops.tanh:  # the same values from one fused op (tftk.ops.gru_ops)
+            from tftk.ops.gru_ops import gru_block_step
+            new_h = gru_block_step(inputs, state, n, self._kernel_initializer, self._bias_initializer)
+            return new_h, new_h
         with variable_scope("gates"):  # bias 1.0: start with mostly "reset off, keep state"
             gates = math_ops.sigmoid(_linear([inputs, state], 2 * n,
                                              self._bias_initializer or constant_initializer(1.0),
