@@ -32,8 +32,10 @@ x = tf.constant(inputs['x'])
 if '{mode}' == 'static':
     outs, state = tf.nn.static_rnn(cell, tf.unstack(x, {T}, 1), dtype=tf.float32)
     out = tf.stack(outs, 1)
-else:
+elif '{mode}' == 'dynamic':
     out, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+else:  # steps past an example's length: zero outputs, the state carried through
+    out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=inputs['lengths'], dtype=tf.float32)
 variables = tf.trainable_variables()
 def flat(s):
     return [leaf for item in s for leaf in flat(item)] if isinstance(s, (tuple, list)) else [s]
@@ -56,12 +58,14 @@ TF_CELLS = "from tensorflow.python.keras.layers.legacy_rnn import rnn_cell_impl 
 TFTK_CELLS = "cells = tf.nn.rnn_cell\n"
 CASES = {f"{name}-{mode}": SNIPPET.format(cell=cell, mode=mode, T=T)
          for name, cell in CELLS.items() for mode in ("static", "dynamic")}
+CASES.update({f"{name}-dynamic_lengths": SNIPPET.format(cell=CELLS[name], mode="lengths", T=T)
+              for name in ("basic_lstm", "lstm_proj_clip", "gru", "multi")})
 
 
 def _inputs():
     rng = np.random.default_rng(3)
     return {"x": rng.uniform(-1.5, 1.5, (B, T, D)).astype(np.float32),
-            "proj": rng.uniform(0.5, 1.5, (B, T, 6)).astype(np.float32)}
+            "proj": rng.uniform(0.5, 1.5, (B, T, 6)).astype(np.float32), "lengths": np.array([5, 2, 0], np.int32)}
 
 
 @pytest.fixture(scope="module")

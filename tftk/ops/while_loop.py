@@ -22,7 +22,7 @@ from tftk.kernels.scatter import scatter_into_zeros
 from tftk.ops.constant_op import placeholder
 from tftk.ops.op_builder import make_multi_op, make_op
 
-__all__ = ["while_loop", "scan", "map_fn", "foldl", "foldr"]
+__all__ = ["while_loop", "scan", "scan_carry", "map_fn", "foldl", "foldr"]
 
 
 # ---- loop variables -----------------------------------------------------------------------------
@@ -294,54 +294,76 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
          back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True,
          reverse: bool = False, name: str | None = None) -> Any:
     """Accumulate `acc = fn(acc, elems[i])` over the first dimension, stacking every `acc`."""
-    from tftk.ops.math_ops import add, less, subtract
     elems_flat = [convert_to_tensor(e) for e in _flatten(elems)]
     with name_scope(name, "scan", elems_flat):
-        first_dim = elems_flat[0].shape.as_tuple()[0] if elems_flat[0].shape.ndims else None
-        from tftk.ops.array_ops import shape
-        length = shape(elems_flat[0])[0] if first_dim is None else convert_to_tensor(first_dim)
-        if initializer is None:
-            init_index = 1
-            first = subtract(length, 1) if reverse else convert_to_tensor(0)
-            acc_structure = elems
-            initial = [_row(e, first) for e in elems_flat]
+        if initializer is None:  # the first element (the last one reversed) starts the accumulator
+            first = -1 if reverse else 0
+            acc_structure, initial, init_index = elems, [e[first] for e in elems_flat], 1
         else:
-            init_index = 0
-            acc_structure = initializer
-            initial = [convert_to_tensor(a) for a in _flatten(initializer)]
-        n_acc = len(initial)
-        counter = convert_to_tensor(init_index)
-        outer = get_default_graph()
-        specs = [(counter.dtype, TensorShape([]))] + [(t.dtype, t.shape) for t in initial]
-        loop_structure = [0] + [0] * n_acc
+            acc_structure, initial, init_index = initializer, [convert_to_tensor(a) for a in _flatten(initializer)], 0
 
-        def cond_fn(i, *acc):
-            return less(i, length)
-
-        def body_fn(i, *acc_and_rows):
-            acc, x = acc_and_rows[:n_acc], acc_and_rows[n_acc:]
-            new = fn(_pack(acc_structure, list(acc)), _pack(elems, list(x)))
-            new_flat = [convert_to_tensor(t) for t in _flatten(new)]
-            return [add(i, 1)] + new_flat + new_flat  # loop vars, then per-step outputs
-
-        # the While slices the elements: row t of `sliced` at iteration t
-        sliced = [e[::-1] if reverse else e for e in elems_flat]
-        sliced = [e[init_index:] if init_index else e for e in sliced]
-        row_specs = [(e.dtype, e.shape[1:]) for e in elems_flat]
-        cond_graph = _trace(outer, "cond", cond_fn, loop_structure, specs)
-        body_graph = _trace(outer, "body", body_fn, loop_structure + [0] * len(sliced), specs + row_specs)
-        init = [counter] + initial
-        outs = _while_op(outer, init, specs, cond_graph, body_graph, n_acc, None, sliced)
-        stacked = outs[len(init):]
-        if first_dim is not None:  # the trip count is known: so is the stacked length
-            for t in stacked:
-                t.set_shape(TensorShape([first_dim - init_index]).concatenate(t.shape[1:]))
+        def step(acc, x):
+            new = fn(acc, x)
+            return new, new
+        _, stacked, _ = _scan_loop(step, elems, elems_flat, acc_structure, initial, init_index, reverse)
         if initializer is None:
             from tftk.ops.array_ops import concat, expand_dims
             stacked = [concat([expand_dims(s0, 0), s], 0) for s0, s in zip(initial, stacked)]
         if reverse:
             stacked = [s[::-1] for s in stacked]
         return _pack(acc_structure, stacked)
+
+
+def scan_carry(fn: Callable, elems: Any, initializer: Any, name: str | None = None) -> tuple[Any, Any]:
+    """`carry, out = fn(carry, elems[t])` over the first dimension: returns (last carry, stacked outs).
+
+    Unlike `scan`, the carry is not stacked per step (JAX's `lax.scan` contract): dynamic_rnn keeps
+    only the final state, so it neither stacks nor back-propagates [time, ...] copies of it.
+    """
+    elems_flat = [convert_to_tensor(e) for e in _flatten(elems)]
+    with name_scope(name, "scan", elems_flat):
+        initial = [convert_to_tensor(a) for a in _flatten(initializer)]
+        carry, stacked, out_structure = _scan_loop(fn, elems, elems_flat, initializer, initial, 0, False)
+        return _pack(initializer, carry), _pack(out_structure, stacked)
+
+
+def _scan_loop(fn: Callable, elems: Any, elems_flat: list[Tensor], carry_structure: Any, initial: list[Tensor],
+               init_index: int, reverse: bool) -> tuple[list[Tensor], list[Tensor], Any]:
+    """The While op of a scan: a counter and the carry as loop variables, the element rows sliced in,
+    `fn`'s outs stacked. Returns (final carry leaves, stacked out leaves, the outs' structure)."""
+    from tftk.ops.array_ops import shape
+    from tftk.ops.math_ops import add, less
+    first_dim = elems_flat[0].shape.as_tuple()[0] if elems_flat[0].shape.ndims else None
+    length = shape(elems_flat[0])[0] if first_dim is None else convert_to_tensor(first_dim)
+    n_carry = len(initial)
+    counter = convert_to_tensor(init_index)
+    specs = [(counter.dtype, TensorShape([]))] + [(t.dtype, t.shape) for t in initial]
+    loop_structure = [0] * (1 + n_carry)
+    out_structure: list = []
+
+    def cond_fn(i, *carry):
+        return less(i, length)
+
+    def body_fn(i, *carry_and_rows):
+        carry, x = carry_and_rows[:n_carry], carry_and_rows[n_carry:]
+        new_carry, out = fn(_pack(carry_structure, list(carry)), _pack(elems, list(x)))
+        out_structure.append(out)
+        return [add(i, 1)] + [convert_to_tensor(t) for t in _flatten(new_carry) + _flatten(out)]
+
+    # the While slices the elements: row t of `sliced` at iteration t
+    sliced = [e[::-1] if reverse else e for e in elems_flat]
+    sliced = [e[init_index:] if init_index else e for e in sliced]
+    row_specs = [(e.dtype, e.shape[1:]) for e in elems_flat]
+    outer = get_default_graph()
+    cond_graph = _trace(outer, "cond", cond_fn, loop_structure, specs)
+    body_graph = _trace(outer, "body", body_fn, loop_structure + [0] * len(sliced), specs + row_specs)
+    n_out = len(body_graph.outputs) - 1 - n_carry
+    outs = _while_op(outer, [counter] + initial, specs, cond_graph, body_graph, n_out, None, sliced)
+    stacked = outs[1 + n_carry:]
+    if first_dim is not None:  # the trip count is known: so is the stacked length
+        for t in stacked:
+            t.set_shape(TensorShape([first_dim - init_index]).concatenate(t.shape[1:]))
+    return outs[1:1 + n_carry], stacked, out_structure[0]
 
 
 def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: int = 10,
