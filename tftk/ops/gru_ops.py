@@ -19,7 +19,7 @@ from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
 from tftk.ops.init_ops import constant_initializer, zeros_initializer
 from tftk.ops.op_builder import make_multi_op, make_op
-from tftk.ops.rnn_cell import RNNCell, _input_depth
+from tftk.ops.rnn_cell import HiddenStateCell, _input_depth
 from tftk.ops.variable_scope import get_variable, variable_scope
 
 __all__ = ["gru_block_cell", "GRUBlockCell", "GRUBlockCellV2"]
@@ -96,7 +96,7 @@ def gru_block_step(inputs: Tensor, h_prev: Tensor, units: int, kernel_initialize
     return gru_block_cell(inputs, convert_to_tensor(h_prev), w_ru, w_c, b_ru, b_c)[3]
 
 
-class GRUBlockCell(RNNCell):
+class GRUBlockCell(HiddenStateCell):
     """`tf.contrib.rnn.GRUBlockCell`: GRUCell's step as one op, weights `w_ru`, `b_ru`, `w_c`, `b_c`."""
 
     _default_name = "gru_cell"
@@ -109,14 +109,6 @@ class GRUBlockCell(RNNCell):
             raise ValueError(f"{type(self).__name__}: num_units is required")
         super().__init__(reuse, name)
         self._num_units = int(units)
-
-    @property
-    def state_size(self) -> int:
-        return self._num_units
-
-    @property
-    def output_size(self) -> int:
-        return self._num_units
 
     def _step(self, inputs: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
         h = gru_block_step(inputs, state, self._num_units, tf1_names=self._tf1_names)

@@ -112,7 +112,21 @@ def _linear(args: Sequence[Tensor], output_size: int, bias_initializer: Any = No
     return nn_ops.bias_add(math_ops.matmul(joined, kernel), bias)
 
 
-class BasicRNNCell(RNNCell):
+class HiddenStateCell(RNNCell):
+    """A cell whose state and output are both one [batch, num_units] tensor (RNN and GRU cells)."""
+
+    _num_units: int
+
+    @property
+    def state_size(self) -> int:
+        return self._num_units
+
+    @property
+    def output_size(self) -> int:
+        return self._num_units
+
+
+class BasicRNNCell(HiddenStateCell):
     """h' = activation(W [x, h] + b); the output is h'."""
 
     _default_name = "basic_rnn_cell"
@@ -123,20 +137,12 @@ class BasicRNNCell(RNNCell):
         self._num_units = int(num_units)
         self._activation = activation or math_ops.tanh
 
-    @property
-    def state_size(self) -> int:
-        return self._num_units
-
-    @property
-    def output_size(self) -> int:
-        return self._num_units
-
     def _step(self, inputs: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
         output = self._activation(_linear([inputs, state], self._num_units))
         return output, output
 
 
-class GRUCell(RNNCell):
+class GRUCell(HiddenStateCell):
     """Gated recurrent unit (Cho et al. 2014): gates r, u from [x, h]; h' = u h + (1 - u) c."""
 
     _default_name = "gru_cell"
@@ -148,14 +154,6 @@ class GRUCell(RNNCell):
         self._activation = activation or math_ops.tanh
         self._kernel_initializer = kernel_initializer
         self._bias_initializer = bias_initializer
-
-    @property
-    def state_size(self) -> int:
-        return self._num_units
-
-    @property
-    def output_size(self) -> int:
-        return self._num_units
 
     def _step(self, inputs: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
         n = self._num_units
