@@ -16,6 +16,10 @@ which is where the TF worker takes them from. Cells:
 - gru:             GRUCell(128)
 - multi_lstm:      MultiRNNCell([BasicLSTMCell(128), BasicLSTMCell(128)])
 
+and a row for the While loop's own cost per iteration, `loop_overhead/dynamic`: a `tf.scan` of 1000
+steps whose body is one multiply-add on a 4-vector, trained (forward and back-propagation through
+the loop) with SGD, so its ms per step are the microseconds one iteration costs.
+
 Each framework runs in one worker process per thread count (all graphs built once, each in its
 own Session); the coordinator asks the workers for timings in interleaved rounds, so load on the
 shared machine falls on both alike. `--busy K` adds K busy-loop processes (contention). The
@@ -41,6 +45,7 @@ from bench_training import _env, ask, available, busy_loops  # noqa: E402
 CELLS = ("basic_lstm", "lstm_peep_proj", "gru", "multi_lstm")
 MODES = ("static", "dynamic")
 STEPS, DEPTH, UNITS, BATCH, PROJ = 28, 28, 128, 128, 64
+LOOP_ROW, LOOP_STEPS = "loop_overhead/dynamic", 1000
 N_BATCHES = 4
 
 
@@ -58,8 +63,15 @@ def make_cell(cells, kind: str):
 
 
 def build_step(tf, cells, kind: str, mode: str):
-    """The TF1 training step of one row: returns (train_op, loss, x, y)."""
+    """The TF1 training step of one row: returns (train_op, feeds), feeds a few feed_dicts to cycle."""
     tf.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    if kind == "loop_overhead":
+        x = tf.placeholder(tf.float32, [LOOP_STEPS, 4])
+        w = tf.Variable(tf.ones([4]))
+        out = tf.scan(lambda a, e: a * w + e, x, initializer=tf.zeros([4]))
+        train_op = tf.train.GradientDescentOptimizer(1e-6).minimize(tf.reduce_sum(out))
+        return train_op, [{x: rng.random((LOOP_STEPS, 4), dtype=np.float32)} for _ in range(N_BATCHES)]
     x = tf.placeholder(tf.float32, [BATCH, STEPS * DEPTH])
     y = tf.placeholder(tf.int32, [BATCH])
     cell = make_cell(cells, kind)
@@ -74,7 +86,9 @@ def build_step(tf, cells, kind: str, mode: str):
     w = tf.Variable(tf.random_normal([size, 10], stddev=0.1, seed=1))
     logits = tf.matmul(last, w) + tf.Variable(tf.zeros([10]))
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    return tf.train.AdamOptimizer(1e-3).minimize(loss), loss, x, y
+    feeds = [{x: rng.random((BATCH, STEPS * DEPTH), dtype=np.float32), y: rng.integers(0, 10, BATCH).astype(np.int32)}
+             for _ in range(N_BATCHES)]
+    return tf.train.AdamOptimizer(1e-3).minimize(loss), feeds
 
 
 def worker(framework: str, rows: list[str], threads: int) -> None:
@@ -87,19 +101,15 @@ def worker(framework: str, rows: list[str], threads: int) -> None:
     else:
         import tftk as tf
         cells = tf.nn.rnn_cell
-    rng = np.random.default_rng(0)
-    feeds_data = [(rng.random((BATCH, STEPS * DEPTH), dtype=np.float32),
-                   rng.integers(0, 10, BATCH).astype(np.int32)) for _ in range(N_BATCHES)]
     config = tf.ConfigProto(intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads)
     steps = {}
     for row in rows:
         graph = tf.Graph()
         with graph.as_default():
-            train_op, loss, x, y = build_step(tf, cells, *row.split("/"))
+            train_op, feeds = build_step(tf, cells, *row.split("/"))
             init = tf.global_variables_initializer()
         sess = tf.Session(graph=graph, config=config)
         sess.run(init)
-        feeds = [{x: bx, y: by} for bx, by in feeds_data]
         start = time.perf_counter()
         sess.run(train_op, feeds[0])
         first = time.perf_counter() - start
@@ -142,12 +152,14 @@ def main() -> None:
     parser.add_argument("--busy", default="0,1", help="busy-loop processes during the measurement")
     parser.add_argument("--cells", default=",".join(CELLS))
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--no-loop", action="store_true", help="leave out the loop_overhead row")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=0.15, help="time per worker per round")
     args = parser.parse_args()
     if not available(args.tf_python, "tensorflow"):
         raise SystemExit(f"no TensorFlow at {args.tf_python}: pass --tf-python")
     rows = [f"{cell}/{mode}" for cell in args.cells.split(",") for mode in args.modes.split(",")]
+    rows += [] if args.no_loop else [LOOP_ROW]
     print(f"uptime before: {uptime()}")
     table = []
     for threads in (int(t) for t in args.threads.split(",")):
