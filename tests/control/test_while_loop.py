@@ -112,3 +112,18 @@ def test_each_iteration_of_the_body_runs_once_per_training_run():
     with tf.Session() as sess:
         sess.run(grad)
     assert len(calls) == 3
+
+
+def test_two_gradient_calls_on_one_loop_both_run():
+    x = tf.constant(np.array([0.5, 1.5, -2.0]))
+    w = tf.constant(np.array([1.2, -0.7]))
+    out = tf.scan(lambda a, e: tf.tanh(a * w + e), x, initializer=tf.zeros([2], tf.float64))
+    g1 = tf.gradients(tf.reduce_sum(out), [x, w])
+    g2 = tf.gradients(tf.reduce_sum(out * 3.0), [x, w])
+    with tf.Session() as sess:
+        first = sess.run(g1)
+        both = sess.run(g1 + g2)
+    for a, b in zip(first, both[:2]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(both[:2], both[2:]):
+        np.testing.assert_allclose(b, 3.0 * a, rtol=1e-12)
