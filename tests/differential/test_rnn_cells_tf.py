@@ -85,3 +85,29 @@ def test_cell_equals_tensorflow(tf_results, name):
     for key, value in expected.outputs.items():
         if key != "names":
             np.testing.assert_allclose(got.outputs[key], value, rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+# A checkpoint written by TF's Saver restores into the same model built with tftk's cells.
+CHECKPOINT = """
+cell = cells.MultiRNNCell([cells.LSTMCell(6, use_peepholes=True, num_proj=4, cell_clip=0.6), cells.GRUCell(5),
+                           cells.BasicLSTMCell(3)])
+out, _ = tf.nn.dynamic_rnn(cell, tf.constant(inputs['x']), dtype=tf.float32)
+saver = tf.train.Saver()
+with tf.Session() as sess:
+    {action}
+    outputs = {{'out': sess.run(out), 'names': np.array(sorted(v.op.name for v in tf.global_variables()))}}
+"""
+SAVE = ("sess.run(tf.global_variables_initializer())\n"
+        "    saver.save(sess, str(inputs['path']), write_meta_graph=False)")
+RESTORE = "saver.restore(sess, str(inputs['path']))"
+
+
+def test_tensorflow_checkpoint_of_the_cells_restores_in_tftk(tmp_path):
+    require_tf()
+    inputs = dict(_inputs(), path=np.array(str(tmp_path / "cells.ckpt")))
+    written = run_in_tf({"save": (TF_CELLS + CHECKPOINT.format(action=SAVE), inputs)})["save"]
+    assert written.error is None, written.message
+    restored = run_in_tftk(TFTK_CELLS + CHECKPOINT.format(action=RESTORE), inputs)
+    assert restored.error is None, restored.message
+    assert list(restored.outputs["names"]) == list(written.outputs["names"])
+    np.testing.assert_allclose(restored.outputs["out"], written.outputs["out"], rtol=1e-5, atol=1e-6)
