@@ -22,6 +22,13 @@ GRADIENT_CASES = [
                                                    initializer=tf.constant(1.0, tf.float64)),
                  [np.array([0.5, 1.5, -2.0, 0.7])]),
     GradientCase("map_fn_square", lambda x: tf.map_fn(lambda e: e * e, x), [np.array([[1.0, 2.0], [3.0, -1.0]])]),
+    GradientCase("scan_reverse_first_row_as_initial", lambda x: tf.scan(lambda a, e: a * e + tf.sin(e), x,
+                                                                         reverse=True),
+                 [np.array([[0.5, 1.5], [-2.0, 0.7], [1.1, -0.4]])]),
+    GradientCase("scan_two_elems_and_a_capture", lambda x, y, w: tf.scan(
+        lambda a, e: tf.tanh(a * w + e[0] * e[1]), (x, y), initializer=tf.zeros([2], tf.float64)),
+        [np.array([[0.5, 1.5], [-2.0, 0.7], [1.1, -0.4]]), np.array([[0.3, -1.0], [0.8, 0.2], [-0.6, 1.3]]),
+         np.array([0.9, -1.2])]),
 ]
 
 
@@ -106,3 +113,43 @@ def test_body_updates_an_outer_variable_in_place(update, initial, expected):
         np.testing.assert_allclose(sess.run(v), expected)
         sess.run(loop)  # a second run goes on from the stored value
         np.testing.assert_allclose(sess.run(v), 2 * np.asarray(expected) - np.asarray(initial))
+
+
+def test_backward_pass_reads_the_forward_iterations_values_random_ones_included():
+    x = tf.constant(np.arange(1.0, 13.0).reshape(4, 3))
+    noisy = tf.scan(lambda a, e: e * tf.random_uniform([3], dtype=tf.float64), x,
+                    initializer=tf.zeros([3], tf.float64))
+    grad = tf.gradients(tf.reduce_sum(noisy), x)[0]
+    with tf.Session() as sess:
+        values, g = sess.run([noisy, grad])
+    np.testing.assert_allclose(g, values / np.arange(1.0, 13.0).reshape(4, 3), rtol=1e-12)
+
+
+def test_each_iteration_of_the_body_runs_once_per_training_run():
+    calls = []
+
+    def count(e):
+        calls.append(1)
+        return e
+
+    x = tf.constant(np.arange(1.0, 7.0).reshape(3, 2))
+    out = tf.scan(lambda a, e: a * tf.py_func(count, [e], tf.float64), x, initializer=tf.ones([2], tf.float64))
+    grad = tf.gradients(tf.reduce_sum(out), x)[0]
+    with tf.Session() as sess:
+        sess.run(grad)
+    assert len(calls) == 3
+
+
+def test_two_gradient_calls_on_one_loop_both_run():
+    x = tf.constant(np.array([0.5, 1.5, -2.0]))
+    w = tf.constant(np.array([1.2, -0.7]))
+    out = tf.scan(lambda a, e: tf.tanh(a * w + e), x, initializer=tf.zeros([2], tf.float64))
+    g1 = tf.gradients(tf.reduce_sum(out), [x, w])
+    g2 = tf.gradients(tf.reduce_sum(out * 3.0), [x, w])
+    with tf.Session() as sess:
+        first = sess.run(g1)
+        both = sess.run(g1 + g2)
+    for a, b in zip(first, both[:2]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(both[:2], both[2:]):
+        np.testing.assert_allclose(b, 3.0 * a, rtol=1e-12)

@@ -40,7 +40,20 @@ def _unknown_depth(x, cs, h, w, wci, wcf, wco, b):
     return lstm_block_cell(x, cs, h, w, wci, wcf, wco, b, 1.0, -1.0, True)[6]
 
 
+def _clipped(differentiate):
+    def build(x, cs, h, w, wci, wcf, wco, b):
+        outs = lstm_block_cell(x, cs, h, w, wci, wcf, wco, b, 0.7, 0.8, True, differentiate_clip=differentiate)
+        return outs[6] * 1.5 + outs[1]
+    return build
+
+
+def _narrow_h(x, cs, h, w, wci, wcf, wco, b):  # LSTMCell with num_proj=3 feeds back a 3-wide h
+    return lstm_block_cell(x, cs, h[:, :3], w[:D + 3], wci, wcf, wco, b, 1.0, -1.0, True)[6]
+
+
 GRADIENT_CASES = [
+    GradientCase("block_clip_differentiated", _clipped(True), _A),
+    GradientCase("block_narrow_h_prev", _narrow_h, _A),
     GradientCase("block_unknown_depth", _unknown_depth, _A, wrt=[0, 2]),
     GradientCase("block_h", _block(6), _A, wrt=[0, 1, 2, 3, 7]),
     GradientCase("block_cs", _block(1, forget_bias=0.3), _A, wrt=[0, 1, 2, 3, 7]),
@@ -178,3 +191,36 @@ def test_fused_cell_needs_time_major_3d_inputs():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=r"LSTMBlockFusedCell: inputs must be \[time, batch, depth\]"):
             tf.contrib.rnn.LSTMBlockFusedCell(N)(tf.zeros([3, 4]))
+
+
+_BLOCK_LSTM = """
+x = tf.constant(inputs['x'])
+zeros_state, zeros_peep = tf.zeros([{B}, {N}]), tf.zeros([{N}])
+outs = tf.raw_ops.BlockLSTM(seq_len_max=tf.constant({T}, tf.int64), x=x, cs_prev=zeros_state, h_prev=zeros_state,
+                            w=tf.constant(inputs['w']), wci=zeros_peep, wcf=zeros_peep, wco=zeros_peep,
+                            b=tf.constant(inputs['b']), forget_bias=0.8, cell_clip=-1.0, use_peephole=False)
+with tf.Session() as sess:
+    h, cs = sess.run([outs[6], outs[1]])
+outputs = dict(h=h, c=cs[-1])
+"""
+
+
+def test_fused_sequence_cell_equals_tensorflows_block_lstm_op():
+    require_tf()
+    steps = 4
+    rng = np.random.default_rng(9)
+    inputs = dict(x=rng.standard_normal((steps, B, D)).astype(np.float32),
+                  w=(rng.standard_normal((D + N, 4 * N)) * 0.5).astype(np.float32),
+                  b=(rng.standard_normal(4 * N) * 0.5).astype(np.float32))
+    expected = run_in_tf({"block": (_BLOCK_LSTM.format(B=B, N=N, T=steps), inputs)})["block"]
+    assert expected.error is None, expected.message
+    with tf.Graph().as_default():
+        out, state = tf.contrib.rnn.LSTMBlockFusedCell(N, forget_bias=0.8)(tf.constant(inputs["x"]))
+        kernel, bias = tf.trainable_variables()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            kernel.load(inputs["w"], sess)
+            bias.load(inputs["b"], sess)
+            h, c = sess.run([out, state.c])
+    np.testing.assert_allclose(h, expected.outputs["h"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, expected.outputs["c"], rtol=1e-5, atol=1e-6)

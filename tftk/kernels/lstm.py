@@ -8,7 +8,11 @@ Forward (TF's LSTMBlockCell, gate blocks in the order i, ci, f, o of the product
 
 Backward (LSTMBlockCellGrad): from the gradients of ``cs`` and ``h`` to the gradient of the four gate
 blocks ``dicfo`` (the products for x, h_prev, w and b are left to BLAS in the op's gradient), of
-``cs_prev`` and of the peephole weights. As in TF the clip is not differentiated through.
+``cs_prev`` and of the peephole weights. As in TF's op the clip is not differentiated through, unless
+``clip_gradient > 0``: then the gradient stops where the unclipped memory lay outside
+``[-clip_gradient, clip_gradient]``, as through the `clip_by_value` of TF's LSTMCell.
+
+``h_prev`` may be narrower or wider than the cell (LSTMCell's projected output feeds back).
 
 The product goes to BLAS; everything after it is one Numba loop over the [batch, units] block, with
 the float32 sigmoid/tanh of `tftk.kernels.activations`. Compiled per dtype on first use.
@@ -60,9 +64,11 @@ def _forward(icfo, b, cs_prev, wci, wcf, wco, forget_bias, cell_clip, use_peepho
 
 
 @njit(cache=True, error_model="numpy")
-def _backward(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad, use_peephole,
+def _backward(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad, use_peephole, clip_gradient,
               cs_prev_grad, dicfo, wci_grad, wcf_grad, wco_grad):  # pragma: no cover - compiled
     rows, n = cs_prev.shape
+    clip = i.dtype.type(clip_gradient)
+    zero = i.dtype.type(0)
     for r in range(rows):
         d = dicfo[r]
         for k in range(n):
@@ -72,6 +78,10 @@ def _backward(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad, use_
             dcs = (dh * go - dh * go * gco * gco) + cs_grad[r, k]
             if use_peephole:
                 dcs += do * wco[k]
+            if clip > 0:
+                unclipped = gci * gi + gf * cs_prev[r, k]
+                if unclipped > clip or unclipped < -clip:
+                    dcs = zero
             dci = (dcs * gi - dcs * gi * gci * gci)
             df = (gf - gf * gf) * dcs * cs_prev[r, k]
             di = (gi - gi * gi) * dcs * gci
@@ -98,10 +108,10 @@ def lstm_block_cell(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias: float 
     dtype = np.result_type(x, h_prev)
     batch, depth = x.shape
     n = cs_prev.shape[1]
-    if w.shape != (depth + h_prev.shape[1], 4 * n) or b.shape != (4 * n,) or h_prev.shape != (batch, n):
+    if w.shape != (depth + h_prev.shape[1], 4 * n) or b.shape != (4 * n,) or h_prev.shape[0] != batch:
         raise ValueError(f"lstm_block_cell: x {x.shape}, cs_prev {cs_prev.shape}, h_prev {h_prev.shape} need "
-                         f"w [{depth + n}, {4 * n}] and b [{4 * n}], got w {w.shape} and b {b.shape}")
-    xh = np.empty((batch, depth + n), dtype)
+                         f"w [{depth + h_prev.shape[1]}, {4 * n}] and b [{4 * n}], got w {w.shape} and b {b.shape}")
+    xh = np.empty((batch, depth + h_prev.shape[1]), dtype)
     xh[:, :depth] = x
     xh[:, depth:] = h_prev
     icfo = xh @ _matrix(w, dtype)
@@ -112,8 +122,11 @@ def lstm_block_cell(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias: float 
 
 
 def lstm_block_cell_grad(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad,
-                         use_peephole: bool = False) -> tuple[np.ndarray, ...]:
-    """TF's LSTMBlockCellGrad, element-wise part: returns (cs_prev_grad, dicfo, wci_grad, wcf_grad, wco_grad)."""
+                         use_peephole: bool = False, clip_gradient: float = -1.0) -> tuple[np.ndarray, ...]:
+    """TF's LSTMBlockCellGrad, element-wise part: returns (cs_prev_grad, dicfo, wci_grad, wcf_grad, wco_grad).
+
+    `clip_gradient` > 0: the forward clip's bound, differentiated through (zero where it clipped).
+    """
     dtype = i.dtype
     batch, n = i.shape
     cs_prev_grad = np.empty((batch, n), dtype)
@@ -121,5 +134,5 @@ def lstm_block_cell_grad(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h
     peep = tuple(np.zeros(n, dtype) for _ in range(3))
     _backward(_matrix(cs_prev, dtype), _matrix(wci, dtype), _matrix(wcf, dtype), _matrix(wco, dtype),
               *(_matrix(a, dtype) for a in (i, cs, f, o, ci, co, cs_grad, h_grad)), bool(use_peephole),
-              cs_prev_grad, dicfo, *peep)
+              float(clip_gradient), cs_prev_grad, dicfo, *peep)
     return (cs_prev_grad, dicfo) + peep

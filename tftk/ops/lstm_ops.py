@@ -27,6 +27,9 @@ from tftk.ops.variable_scope import get_variable, variable_scope
 __all__ = ["lstm_block_cell", "LSTMBlockCell", "LSTMBlockFusedCell"]
 
 _OUTPUTS = ("i", "cs", "f", "o", "ci", "co", "h")
+# tftk's own attr (a leading underscore: TF's graph importer lets it through): differentiate through
+# cell_clip as LSTMCell's clip_by_value does, where TF's op passes the gradient as if unclipped.
+_CLIP_GRADIENT = "_clip_gradient"
 
 
 def _bind_forward(op, ctx):
@@ -37,8 +40,8 @@ def _bind_forward(op, ctx):
 
 def _bind_backward(op, ctx):
     from tftk.kernels.lstm import lstm_block_cell_grad as kernel
-    peephole = op.get_attr("use_peephole")
-    return lambda *args: kernel(*args, peephole)
+    peephole, clip_gradient = op.get_attr("use_peephole"), op.attrs.get(_CLIP_GRADIENT, -1.0)
+    return lambda *args: kernel(*args, peephole, clip_gradient)
 
 
 registry.register_op("LSTMBlockCell", _bind_forward, fresh=True)
@@ -48,10 +51,12 @@ registry.not_differentiable("LSTMBlockCellGrad")
 
 def lstm_block_cell(x: Any, cs_prev: Any, h_prev: Any, w: Any, wci: Any, wcf: Any, wco: Any, b: Any,
                     forget_bias: float = 1.0, cell_clip: float = 3.0, use_peephole: bool = False,
-                    name: str | None = None) -> tuple[Tensor, ...]:
+                    name: str | None = None, differentiate_clip: bool = False) -> tuple[Tensor, ...]:
     """TF's `LSTMBlockCell` raw op: returns (i, cs, f, o, ci, co, h), each [batch, units].
 
     `cell_clip` <= 0 means no clipping (TF's op default is 3.0; the cell classes pass -1 unless asked).
+    `differentiate_clip`: the gradient stops where the clip bit (LSTMCell's semantics, not the op's).
+    `h_prev` may have another width than the cell (LSTMCell's projected output).
     """
     x, cs_prev, h_prev, w, wci, wcf, wco, b = (convert_to_tensor(t) for t in (x, cs_prev, h_prev, w, wci, wcf,
                                                                              wco, b))
@@ -61,6 +66,8 @@ def lstm_block_cell(x: Any, cs_prev: Any, h_prev: Any, w: Any, wci: Any, wcf: An
     units = w.shape.as_list()[1]
     rows = TensorShape([x.shape.as_list()[0], None if units is None else units // 4])
     attrs = {"forget_bias": float(forget_bias), "cell_clip": float(cell_clip), "use_peephole": bool(use_peephole)}
+    if differentiate_clip and cell_clip > 0:
+        attrs[_CLIP_GRADIENT] = float(cell_clip)
     op = make_multi_op("LSTMBlockCell", [x, cs_prev, h_prev, w, wci, wcf, wco, b], [(x.dtype, rows)] * 7,
                        name, attrs)
     return tuple(op.outputs)
@@ -73,10 +80,12 @@ def _lstm_block_cell_grad(op, *grads):
     cs_grad, h_grad = grads[1], grads[6]
     cs_grad = cs_grad if cs_grad is not None else array_ops.zeros_like(cs)
     h_grad = h_grad if h_grad is not None else array_ops.zeros_like(h)
+    attrs = {"use_peephole": op.get_attr("use_peephole")}
+    if _CLIP_GRADIENT in op.attrs:
+        attrs[_CLIP_GRADIENT] = op.attrs[_CLIP_GRADIENT]
     grad_op = make_multi_op("LSTMBlockCellGrad", [cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad],
                             [(x.dtype, cs_prev.shape), (x.dtype, TensorShape([cs_prev.shape[0], w.shape[1]])),
-                             (x.dtype, wci.shape), (x.dtype, wcf.shape), (x.dtype, wco.shape)],
-                            attrs={"use_peephole": op.get_attr("use_peephole")})
+                             (x.dtype, wci.shape), (x.dtype, wcf.shape), (x.dtype, wco.shape)], attrs=attrs)
     cs_prev_grad, dicfo, wci_grad, wcf_grad, wco_grad = grad_op.outputs
     xh = array_ops.concat([x, h_prev], 1)
     xh_grad = math_ops.matmul(dicfo, w, transpose_b=True)
@@ -93,25 +102,40 @@ def _lstm_block_cell_grad(op, *grads):
     return [x_grad, cs_prev_grad, h_prev_grad, w_grad, wci_grad, wcf_grad, wco_grad, b_grad]
 
 
-def _cell_weights(depth: int, units: int, dtype: Any, use_peephole: bool, initializer: Any = None):
-    """`kernel` [depth + units, 4 units], `bias` [4 units] and the peepholes (zeros when unused)."""
-    w = get_variable("kernel", [depth + units, 4 * units], dtype=dtype, initializer=initializer)
+_BLOCK_PEEPHOLES = ("w_i_diag", "w_f_diag", "w_o_diag")  # LSTMBlockCell's creation order
+_LSTM_CELL_PEEPHOLES = ("w_f_diag", "w_i_diag", "w_o_diag")  # LSTMCell's
+
+
+def _cell_weights(depth: int, units: int, dtype: Any, use_peephole: bool, initializer: Any = None,
+                  h_units: int | None = None, peephole_order: tuple[str, ...] = _BLOCK_PEEPHOLES):
+    """`kernel` [depth + h_units, 4 units], `bias` [4 units] and the peepholes (i, f, o; zeros when unused).
+
+    Variables are created in `peephole_order`, so a checkpoint lists them as TF's cell does.
+    """
+    h_units = units if h_units is None else h_units
+    w = get_variable("kernel", [depth + h_units, 4 * units], dtype=dtype, initializer=initializer)
     b = get_variable("bias", [4 * units], dtype=dtype, initializer=zeros_initializer())
     if use_peephole:
-        peeps = [get_variable(n, [units], dtype=dtype, initializer=initializer)
-                 for n in ("w_i_diag", "w_f_diag", "w_o_diag")]
+        made = {n: get_variable(n, [units], dtype=dtype, initializer=initializer) for n in peephole_order}
+        peeps = [made[n] for n in _BLOCK_PEEPHOLES]
     else:
         peeps = [array_ops.zeros([units], dtype)] * 3
     return w, b, peeps
 
 
 def block_cell_step(inputs: Tensor, cs_prev: Tensor, h_prev: Tensor, units: int, forget_bias: float,
-                    cell_clip: float = -1.0, use_peephole: bool = False) -> tuple[Tensor, Tensor]:
-    """One fused step in the current variable scope (weights `kernel`, `bias`): returns (cs, h)."""
+                    cell_clip: float = -1.0, use_peephole: bool = False, initializer: Any = None,
+                    lstm_cell: bool = False) -> tuple[Tensor, Tensor]:
+    """One fused step in the current variable scope (weights `kernel`, `bias`): returns (cs, h).
+
+    `lstm_cell`: LSTMCell's conventions (its peephole creation order, the clip differentiated).
+    """
     depth = _input_depth(inputs, "LSTM cell")
-    w, b, (wci, wcf, wco) = _cell_weights(depth, units, inputs.dtype, use_peephole)
+    order = _LSTM_CELL_PEEPHOLES if lstm_cell else _BLOCK_PEEPHOLES
+    w, b, (wci, wcf, wco) = _cell_weights(depth, units, inputs.dtype, use_peephole, initializer,
+                                          h_prev.shape.as_list()[1] or units, order)
     _, cs, _, _, _, _, h = lstm_block_cell(inputs, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias, cell_clip,
-                                           use_peephole)
+                                           use_peephole, differentiate_clip=lstm_cell)
     return cs, h
 
 

@@ -2,8 +2,9 @@
 
 Both follow TF1: variables live under `variable_scope(scope or "rnn")`; past an example's
 `sequence_length` its outputs are zeros and its state is copied through, so the final state is
-the state at its last valid step. dynamic_rnn runs the cell in a `tf.scan` over the time axis, so
-its gradients are back-propagation through time on the While op.
+the state at its last valid step. dynamic_rnn runs the cell in one While op over the time axis
+(`scan_carry`: the state is carried, only the outputs are stacked), so its gradients are
+back-propagation through time on the While op.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.ops import array_ops, math_ops
 from tftk.ops.sequence_ops import sequence_mask
-from tftk.ops.rnn_cell import RNNCell, flatten_state, map_state, zero_rows
+from tftk.ops.rnn_cell import RNNCell, flatten_state, map_state
 from tftk.ops.variable_scope import variable_scope
-from tftk.ops.while_loop import scan
+from tftk.ops.while_loop import scan_carry
 
 __all__ = ["static_rnn", "dynamic_rnn"]
 
@@ -86,26 +87,25 @@ def dynamic_rnn(cell: RNNCell, inputs: Any, sequence_length: Any = None, initial
         batch = x.shape.as_list()[1] if x.shape.ndims else None
         batch = batch if batch is not None else array_ops.shape(x)[1]
         state = _initial_state(cell, initial_state, batch, dtype, "dynamic_rnn")
-        out_dtype = flatten_state(state)[0].dtype
-        zero_output = zero_rows(batch, cell.output_size, out_dtype)
         if sequence_length is None:
-            def step(acc, x_t):
-                return cell(x_t, acc[1])
+            def step(state, x_t):
+                output, new_state = cell(x_t, state)
+                return new_state, output
             elems: Any = x
         else:
             lengths = convert_to_tensor(sequence_length, dtype=dtypes.int32)
             if lengths.shape.ndims not in (None, 1):
                 raise ValueError(f"dynamic_rnn: sequence_length must be a vector [batch], saw shape {lengths.shape}")
-            time = array_ops.shape(x)[0]
-            masks = array_ops.expand_dims(array_ops.transpose(sequence_mask(lengths, time, out_dtype)), 2)
+            out_dtype = flatten_state(state)[0].dtype
+            masks = array_ops.expand_dims(array_ops.transpose(sequence_mask(lengths, array_ops.shape(x)[0],
+                                                                            out_dtype)), 2)
 
-            def step(acc, elem):
+            def step(state, elem):
                 x_t, mask = elem
-                output, new_state = cell(x_t, acc[1])
-                return mask * output, _hold(mask, new_state, acc[1])
+                output, new_state = cell(x_t, state)
+                return _hold(mask, new_state, state), mask * output
             elems = (x, masks)
-        outputs, states = scan(step, elems, initializer=(zero_output, state))
-        final_state = map_state(lambda s: s[-1], states)
+        final_state, outputs = scan_carry(step, elems, state)
         if not time_major:
             outputs = array_ops.transpose(outputs, [1, 0, 2])
         return outputs, final_state

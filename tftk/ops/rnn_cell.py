@@ -112,7 +112,21 @@ def _linear(args: Sequence[Tensor], output_size: int, bias_initializer: Any = No
     return nn_ops.bias_add(math_ops.matmul(joined, kernel), bias)
 
 
-class BasicRNNCell(RNNCell):
+class HiddenStateCell(RNNCell):
+    """A cell whose state and output are both one [batch, num_units] tensor (RNN and GRU cells)."""
+
+    _num_units: int
+
+    @property
+    def state_size(self) -> int:
+        return self._num_units
+
+    @property
+    def output_size(self) -> int:
+        return self._num_units
+
+
+class BasicRNNCell(HiddenStateCell):
     """h' = activation(W [x, h] + b); the output is h'."""
 
     _default_name = "basic_rnn_cell"
@@ -123,20 +137,12 @@ class BasicRNNCell(RNNCell):
         self._num_units = int(num_units)
         self._activation = activation or math_ops.tanh
 
-    @property
-    def state_size(self) -> int:
-        return self._num_units
-
-    @property
-    def output_size(self) -> int:
-        return self._num_units
-
     def _step(self, inputs: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
         output = self._activation(_linear([inputs, state], self._num_units))
         return output, output
 
 
-class GRUCell(RNNCell):
+class GRUCell(HiddenStateCell):
     """Gated recurrent unit (Cho et al. 2014): gates r, u from [x, h]; h' = u h + (1 - u) c."""
 
     _default_name = "gru_cell"
@@ -149,16 +155,12 @@ class GRUCell(RNNCell):
         self._kernel_initializer = kernel_initializer
         self._bias_initializer = bias_initializer
 
-    @property
-    def state_size(self) -> int:
-        return self._num_units
-
-    @property
-    def output_size(self) -> int:
-        return self._num_units
-
     def _step(self, inputs: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
         n = self._num_units
+        if self._activation is math_ops.tanh:  # the same values from one fused op (tftk.ops.gru_ops)
+            from tftk.ops.gru_ops import gru_block_step
+            new_h = gru_block_step(inputs, state, n, self._kernel_initializer, self._bias_initializer)
+            return new_h, new_h
         with variable_scope("gates"):  # bias 1.0: start with mostly "reset off, keep state"
             gates = math_ops.sigmoid(_linear([inputs, state], 2 * n,
                                              self._bias_initializer or constant_initializer(1.0),
@@ -261,6 +263,12 @@ class LSTMCell(RNNCell):
             c_prev, m_prev = (convert_to_tensor(s) for s in state)
         else:
             c_prev, m_prev = split(convert_to_tensor(state), [n, self.output_size], axis=1)
+        if self._activation is math_ops.tanh:  # the same values from one fused op (tftk.ops.lstm_ops)
+            from tftk.ops.lstm_ops import block_cell_step
+            clip = -1.0 if self._cell_clip is None else float(self._cell_clip)
+            c, m = block_cell_step(inputs, c_prev, m_prev, n, self._forget_bias, clip, self._use_peepholes,
+                                   self._initializer, lstm_cell=True)
+            return self._project(m, c)
         i, j, f, o = split(_linear([inputs, m_prev], 4 * n, kernel_initializer=self._initializer), 4, axis=1)
         if self._use_peepholes:
             w_f, w_i, w_o = (get_variable(name, [n], dtype=inputs.dtype, initializer=self._initializer)
@@ -271,10 +279,14 @@ class LSTMCell(RNNCell):
             c = clip_by_value(c, -self._cell_clip, self._cell_clip)
         if self._use_peepholes:
             o = o + w_o * c
-        m = math_ops.sigmoid(o) * self._activation(c)
+        return self._project(math_ops.sigmoid(o) * self._activation(c), c)
+
+    def _project(self, m: Tensor, c: Tensor) -> tuple[Tensor, Any]:
+        """The output m (through `projection/kernel` and `proj_clip` when `num_proj` is set) and the state."""
         if self._num_proj is not None:
+            from tftk.ops.clip_ops import clip_by_value
             with variable_scope("projection"):
-                kernel = get_variable("kernel", [n, self._num_proj], dtype=inputs.dtype,
+                kernel = get_variable("kernel", [self._num_units, self._num_proj], dtype=m.dtype,
                                       initializer=self._initializer)
             m = math_ops.matmul(m, kernel)
             if self._proj_clip is not None:

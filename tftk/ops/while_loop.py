@@ -22,7 +22,7 @@ from tftk.kernels.scatter import scatter_into_zeros
 from tftk.ops.constant_op import placeholder
 from tftk.ops.op_builder import make_multi_op, make_op
 
-__all__ = ["while_loop", "scan", "map_fn", "foldl", "foldr"]
+__all__ = ["while_loop", "scan", "scan_carry", "map_fn", "foldl", "foldr"]
 
 
 # ---- loop variables -----------------------------------------------------------------------------
@@ -102,43 +102,53 @@ def _check_body(init: list[Tensor], specs: list[tuple], body_graph: FuncGraph, s
 
 
 def _while_op(outer, init: list[Tensor], specs: list[tuple], cond_graph: FuncGraph,
-              body_graph: FuncGraph, n_stacked: int, maximum_iterations: Any) -> list[Tensor]:
-    """Add the While op: inputs are loop vars, then cond captures, then body captures."""
+              body_graph: FuncGraph, n_stacked: int, maximum_iterations: Any,
+              sliced: Sequence[Tensor] = ()) -> list[Tensor]:
+    """Add the While op: inputs are loop vars, sliced inputs, cond captures, then body captures.
+
+    A sliced input [T, ...] reaches the body as one row per iteration (row t at iteration t), after
+    the loop variables: scan's elements, without indexing a captured array in the body (whose
+    gradient would be a full-size array per iteration).
+    """
     cond_caps, body_caps = list(cond_graph.captures), list(body_graph.captures)
     extra = [] if maximum_iterations is None else [convert_to_tensor(maximum_iterations, dtype=dtypes.int32)]
     stacked_specs = [(t.dtype, TensorShape([None]).concatenate(t.shape))
                      for t in body_graph.outputs[len(init):len(init) + n_stacked]]
     with outer.control_dependencies(cond_graph.outer_control_inputs + body_graph.outer_control_inputs):
-        op = make_multi_op("While", init + cond_caps + body_caps + extra, specs + stacked_specs, "while",
-                           {"cond_graph": cond_graph, "body_graph": body_graph, "n_vars": len(init),
-                            "n_cond_caps": len(cond_caps), "n_stacked": n_stacked,
-                            "has_max": bool(extra)})
+        op = make_multi_op("While", init + list(sliced) + cond_caps + body_caps + extra, specs + stacked_specs,
+                           "while", {"cond_graph": cond_graph, "body_graph": body_graph, "n_vars": len(init),
+                                     "n_sliced": len(sliced), "n_cond_caps": len(cond_caps),
+                                     "n_stacked": n_stacked, "has_max": bool(extra), "saved": []})
     return op.outputs
 
 
 def _bind_while(op, ctx):
     cond_graph, body_graph = op.get_attr("cond_graph"), op.get_attr("body_graph")
-    n, n_cc, n_st = op.get_attr("n_vars"), op.get_attr("n_cond_caps"), op.get_attr("n_stacked")
+    n, n_sl, n_cc, n_st = (op.get_attr(k) for k in ("n_vars", "n_sliced", "n_cond_caps", "n_stacked"))
     has_max = op.get_attr("has_max")
-    cond_plan = ctx.function(cond_graph, cond_graph.inputs + _capture_placeholders(cond_graph),
+    cond_plan = ctx.function(cond_graph, cond_graph.inputs[:n] + _capture_placeholders(cond_graph),
                              cond_graph.outputs[:1])
     body_plan = ctx.function(body_graph, body_graph.inputs + _capture_placeholders(body_graph),
-                             body_graph.outputs[:n + n_st])
-    history: list = ctx.resource(op, "history", list)  # loop variables of every iteration
-    caps_store: list = ctx.resource(op, "body_caps", list)  # what the gradient feeds the body
+                             body_graph.outputs[:n + n_st] + op.get_attr("saved"))
+    # per iteration: (loop variables, intermediates the gradient reads); and what the gradient feeds
+    history: list = ctx.resource(op, "history", list)
+    fed: dict = ctx.resource(op, "fed", dict)
     stacked_shapes = [(t.dtype.as_numpy_dtype, t.shape) for t in op.outputs[n:]]
+    first_cap = n + n_sl + n_cc
 
     def kernel(*inputs):
         values = list(inputs[:n])
-        cond_caps = inputs[n:n + n_cc]
-        body_caps = inputs[n + n_cc:len(inputs) - has_max]
+        sliced = inputs[n:n + n_sl]
+        cond_caps = inputs[n + n_sl:first_cap]
+        body_caps = inputs[first_cap:len(inputs) - has_max]
         limit = int(inputs[-1]) if has_max else None
         history.clear()
-        caps_store[:] = body_caps
+        fed["sliced"], fed["body_caps"] = sliced, body_caps
         stacks: list[list] = [[] for _ in range(n_st)]
         while (limit is None or len(history) < limit) and cond_plan(*values, *cond_caps)[0]:
-            history.append(values)
-            out = body_plan(*values, *body_caps)
+            rows = [s[len(history)] for s in sliced]
+            out = body_plan(*values, *rows, *body_caps)
+            history.append((values, out[n + n_st:]))
             values = list(out[:n])
             for k in range(n_st):
                 stacks[k].append(out[n + k])
@@ -154,20 +164,41 @@ registry.register_op("While", _bind_while, stateful=True)
 
 # ---- gradient -----------------------------------------------------------------------------------
 
+def _saved_intermediates(body_graph: FuncGraph, forward_ops: set, grad_ops: list) -> list[Tensor]:
+    """The forward tensors of the body that the gradient ops read: kept per iteration, not recomputed.
+
+    Keeping them (as TF's stacks do) saves recomputing each iteration's forward ops in the backward
+    loop, and gives the backward pass the very values the forward saw (dropout masks included). A
+    body holding a While of its own is recomputed instead: the inner loop's gradient reads the state
+    of its forward run, which must be the same iteration's.
+    """
+    if any(op.type == "While" for op in forward_ops):
+        return []
+    fed = set(body_graph.inputs) | set(_capture_placeholders(body_graph))
+    saved: dict[Tensor, None] = {}
+    for op in grad_ops:
+        for t in op.inputs:
+            if t.op in forward_ops and t not in fed and registry.lookup(t.op.type).inline is not registry.Inline.CONSTANT:
+                saved[t] = None
+    return list(saved)
+
+
 @registry.register_gradient("While")
 def _while_grad(op, *out_grads):
     body_graph: FuncGraph = op.get_attr("body_graph")
-    n, n_cc, n_st = op.get_attr("n_vars"), op.get_attr("n_cond_caps"), op.get_attr("n_stacked")
+    n, n_sl, n_cc, n_st = (op.get_attr(k) for k in ("n_vars", "n_sliced", "n_cond_caps", "n_stacked"))
     body_caps = _capture_placeholders(body_graph)
-    floats = [i for i, t in enumerate(body_graph.inputs) if t.dtype.is_floating]
+    floats = [i for i, t in enumerate(body_graph.inputs) if t.dtype.is_floating]  # loop vars and rows
     float_caps = [i for i, t in enumerate(body_caps) if t.dtype.is_floating]
+    loop_floats = [i for i in floats if i < n]
     from tftk.ops.gradients_impl import gradients
+    forward_ops = set(body_graph.get_operations())
     with body_graph.as_default():
         seeds = [placeholder(body_graph.outputs[i].dtype, body_graph.outputs[i].shape, name="grad_seed")
-                 for i in floats]
+                 for i in loop_floats]
         stacked_seeds = [placeholder(t.dtype, t.shape, name="stacked_grad_seed")
                          for t in body_graph.outputs[n:n + n_st]]
-        ys = [body_graph.outputs[i] for i in floats] + body_graph.outputs[n:n + n_st]
+        ys = [body_graph.outputs[i] for i in loop_floats] + body_graph.outputs[n:n + n_st]
         xs = [body_graph.inputs[i] for i in floats] + [body_caps[i] for i in float_caps]
         raw = gradients(ys, xs, grad_ys=seeds + stacked_seeds) if ys and xs else []
         grads = []
@@ -176,41 +207,54 @@ def _while_grad(op, *out_grads):
                 from tftk.ops.array_ops import zeros_like
                 g = zeros_like(x)
             grads.append(densify(g) if isinstance(g, IndexedSlices) else g)
-    loop_grads = [convert_to_tensor(out_grads[i]) for i in floats]
+    saved = _saved_intermediates(body_graph, forward_ops,
+                                 [o for o in body_graph.get_operations() if o not in forward_ops])
+    op.get_attr("saved").extend(t for t in saved if t not in op.get_attr("saved"))
+    loop_grads = [convert_to_tensor(out_grads[i]) for i in loop_floats]
     stacked_grads = [convert_to_tensor(g) for g in out_grads[n:n + n_st]]
+    sliced_floats = [i - n for i in floats if i >= n]
     specs = [(op.inputs[i].dtype, op.inputs[i].shape) for i in floats] + \
             [(body_caps[i].dtype, body_caps[i].shape) for i in float_caps]
     grad_op = make_multi_op("WhileGrad", loop_grads + stacked_grads, specs, "while_grad",
-                            {"forward": op, "plan_fetches": grads,
-                             "plan_feeds": body_graph.inputs + body_caps + seeds + stacked_seeds,
-                             "floats": floats, "float_caps": float_caps, "n_stacked": n_st})
+                            {"forward": op, "plan_fetches": grads, "saved": saved,
+                             "plan_feeds": body_graph.inputs + body_caps + seeds + stacked_seeds + saved,
+                             "loop_floats": loop_floats, "sliced_floats": sliced_floats,
+                             "float_caps": float_caps, "n_stacked": n_st})
     result: list[Any] = [None] * len(op.inputs)
-    for k, i in enumerate(floats):
+    for k, i in enumerate(floats):  # a loop var's or a sliced input's: body input i is While input i
         result[i] = grad_op.outputs[k]
     for k, i in enumerate(float_caps):
-        result[n + n_cc + i] = grad_op.outputs[len(floats) + k]
+        result[n + n_sl + n_cc + i] = grad_op.outputs[len(floats) + k]
     return result
 
 
 def _bind_while_grad(op, ctx):
     forward = op.get_attr("forward")
-    body_graph = forward.get_attr("body_graph")
-    floats, float_caps, n_st = op.get_attr("floats"), op.get_attr("float_caps"), op.get_attr("n_stacked")
-    plan = ctx.function(body_graph, op.get_attr("plan_feeds"), op.get_attr("plan_fetches"))
+    loop_floats, sliced_floats = op.get_attr("loop_floats"), op.get_attr("sliced_floats")
+    float_caps, n_st = op.get_attr("float_caps"), op.get_attr("n_stacked")
+    plan = ctx.function(forward.get_attr("body_graph"), op.get_attr("plan_feeds"), op.get_attr("plan_fetches"))
+    all_saved = forward.get_attr("saved")
+    saved_at = [all_saved.index(t) for t in op.get_attr("saved")]
     history: list = ctx.resource(forward, "history", list)
-    n_floats = len(floats)
-
-    body_caps: list = ctx.resource(forward, "body_caps", list)
+    fed: dict = ctx.resource(forward, "fed", dict)
+    n_loop, n_rows = len(loop_floats), len(sliced_floats)
 
     def kernel(*inputs):
-        loop_grads = list(inputs[:n_floats])
-        stacked = inputs[n_floats:n_floats + n_st]
+        loop_grads = list(inputs[:n_loop])
+        stacked = inputs[n_loop:n_loop + n_st]
+        sliced, body_caps = fed["sliced"], fed["body_caps"]
+        row_grads = [np.zeros_like(sliced[i]) for i in sliced_floats]
         cap_grads = [np.zeros_like(body_caps[i]) for i in float_caps]
         for t in range(len(history) - 1, -1, -1):
-            out = plan(*history[t], *body_caps, *loop_grads, *[s[t] for s in stacked])
-            loop_grads = list(out[:n_floats])
-            cap_grads = [a + b for a, b in zip(cap_grads, out[n_floats:])]
-        results = loop_grads + cap_grads
+            values, kept = history[t]
+            out = plan(*values, *[s[t] for s in sliced], *body_caps, *loop_grads, *[s[t] for s in stacked],
+                       *[kept[k] for k in saved_at])
+            loop_grads = list(out[:n_loop])
+            for grad, row in zip(row_grads, out[n_loop:n_loop + n_rows]):
+                grad[t] = row
+            for total, g in zip(cap_grads, out[n_loop + n_rows:]):
+                np.add(total, g, out=total)
+        results = loop_grads + row_grads + cap_grads
         return tuple(results) if len(results) > 1 else results[0]
 
     return kernel
@@ -250,51 +294,76 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
          back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True,
          reverse: bool = False, name: str | None = None) -> Any:
     """Accumulate `acc = fn(acc, elems[i])` over the first dimension, stacking every `acc`."""
-    from tftk.ops.math_ops import add, less, subtract
     elems_flat = [convert_to_tensor(e) for e in _flatten(elems)]
     with name_scope(name, "scan", elems_flat):
-        first_dim = elems_flat[0].shape.as_tuple()[0] if elems_flat[0].shape.ndims else None
-        from tftk.ops.array_ops import shape
-        length = shape(elems_flat[0])[0] if first_dim is None else convert_to_tensor(first_dim)
-        if initializer is None:
-            init_index = 1
-            first = subtract(length, 1) if reverse else convert_to_tensor(0)
-            acc_structure = elems
-            initial = [_row(e, first) for e in elems_flat]
+        if initializer is None:  # the first element (the last one reversed) starts the accumulator
+            first = -1 if reverse else 0
+            acc_structure, initial, init_index = elems, [e[first] for e in elems_flat], 1
         else:
-            init_index = 0
-            acc_structure = initializer
-            initial = [convert_to_tensor(a) for a in _flatten(initializer)]
-        n_acc = len(initial)
-        counter = convert_to_tensor(init_index)
-        outer = get_default_graph()
-        specs = [(counter.dtype, TensorShape([]))] + [(t.dtype, t.shape) for t in initial]
-        loop_structure = [0] + [0] * n_acc
+            acc_structure, initial, init_index = initializer, [convert_to_tensor(a) for a in _flatten(initializer)], 0
 
-        def cond_fn(i, *acc):
-            return less(i, length)
-
-        def body_fn(i, *acc):
-            index = subtract(subtract(length, 1), i) if reverse else i
-            x = [_row(e, index) for e in elems_flat]
-            new = fn(_pack(acc_structure, list(acc)), _pack(elems, x))
-            new_flat = [convert_to_tensor(t) for t in _flatten(new)]
-            return [add(i, 1)] + new_flat + new_flat  # loop vars, then per-step outputs
-
-        cond_graph = _trace(outer, "cond", cond_fn, loop_structure, specs)
-        body_graph = _trace(outer, "body", body_fn, loop_structure, specs)
-        init = [counter] + initial
-        outs = _while_op(outer, init, specs, cond_graph, body_graph, n_acc, None)
-        stacked = outs[len(init):]
-        if first_dim is not None:  # the trip count is known: so is the stacked length
-            for t in stacked:
-                t.set_shape(TensorShape([first_dim - init_index]).concatenate(t.shape[1:]))
+        def step(acc, x):
+            new = fn(acc, x)
+            return new, new
+        _, stacked, _ = _scan_loop(step, elems, elems_flat, acc_structure, initial, init_index, reverse)
         if initializer is None:
             from tftk.ops.array_ops import concat, expand_dims
             stacked = [concat([expand_dims(s0, 0), s], 0) for s0, s in zip(initial, stacked)]
         if reverse:
             stacked = [s[::-1] for s in stacked]
         return _pack(acc_structure, stacked)
+
+
+def scan_carry(fn: Callable, elems: Any, initializer: Any, name: str | None = None) -> tuple[Any, Any]:
+    """`carry, out = fn(carry, elems[t])` over the first dimension: returns (last carry, stacked outs).
+
+    Unlike `scan`, the carry is not stacked per step (JAX's `lax.scan` contract): dynamic_rnn keeps
+    only the final state, so it neither stacks nor back-propagates [time, ...] copies of it.
+    """
+    elems_flat = [convert_to_tensor(e) for e in _flatten(elems)]
+    with name_scope(name, "scan", elems_flat):
+        initial = [convert_to_tensor(a) for a in _flatten(initializer)]
+        carry, stacked, out_structure = _scan_loop(fn, elems, elems_flat, initializer, initial, 0, False)
+        return _pack(initializer, carry), _pack(out_structure, stacked)
+
+
+def _scan_loop(fn: Callable, elems: Any, elems_flat: list[Tensor], carry_structure: Any, initial: list[Tensor],
+               init_index: int, reverse: bool) -> tuple[list[Tensor], list[Tensor], Any]:
+    """The While op of a scan: a counter and the carry as loop variables, the element rows sliced in,
+    `fn`'s outs stacked. Returns (final carry leaves, stacked out leaves, the outs' structure)."""
+    from tftk.ops.array_ops import shape
+    from tftk.ops.math_ops import add, less
+    first_dim = elems_flat[0].shape.as_tuple()[0] if elems_flat[0].shape.ndims else None
+    length = shape(elems_flat[0])[0] if first_dim is None else convert_to_tensor(first_dim)
+    n_carry = len(initial)
+    counter = convert_to_tensor(init_index)
+    specs = [(counter.dtype, TensorShape([]))] + [(t.dtype, t.shape) for t in initial]
+    loop_structure = [0] * (1 + n_carry)
+    out_structure: list = []
+
+    def cond_fn(i, *carry):
+        return less(i, length)
+
+    def body_fn(i, *carry_and_rows):
+        carry, x = carry_and_rows[:n_carry], carry_and_rows[n_carry:]
+        new_carry, out = fn(_pack(carry_structure, list(carry)), _pack(elems, list(x)))
+        out_structure.append(out)
+        return [add(i, 1)] + [convert_to_tensor(t) for t in _flatten(new_carry) + _flatten(out)]
+
+    # the While slices the elements: row t of `sliced` at iteration t
+    sliced = [e[::-1] if reverse else e for e in elems_flat]
+    sliced = [e[init_index:] if init_index else e for e in sliced]
+    row_specs = [(e.dtype, e.shape[1:]) for e in elems_flat]
+    outer = get_default_graph()
+    cond_graph = _trace(outer, "cond", cond_fn, loop_structure, specs)
+    body_graph = _trace(outer, "body", body_fn, loop_structure + [0] * len(sliced), specs + row_specs)
+    n_out = len(body_graph.outputs) - 1 - n_carry
+    outs = _while_op(outer, [counter] + initial, specs, cond_graph, body_graph, n_out, None, sliced)
+    stacked = outs[1 + n_carry:]
+    if first_dim is not None:  # the trip count is known: so is the stacked length
+        for t in stacked:
+            t.set_shape(TensorShape([first_dim - init_index]).concatenate(t.shape[1:]))
+    return outs[1:1 + n_carry], stacked, out_structure[0]
 
 
 def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: int = 10,

@@ -1,0 +1,116 @@
+"""The fused GRU cell of TF's GRUBlockCell op: two products to BLAS, the gate arithmetic in Numba loops.
+
+Forward (TF's GRUBlockCell; GRUCell's math): ``[r_bar, u_bar] = [x, h_prev] @ w_ru + b_ru``,
+``r = sigmoid(r_bar)``, ``u = sigmoid(u_bar)``, ``c = tanh([x, r * h_prev] @ w_c + b_c)``,
+``h = u * h_prev + (1 - u) * c``.
+
+Backward (GRUBlockCellGrad): from the gradient of ``h`` to those of ``x``, ``h_prev``, the candidate's
+pre-activation ``c_bar`` and the gates' ``[r_bar, u_bar]``; the weight and bias gradients are
+products of these with the op's inputs, left to BLAS in the op's gradient as in TF.
+
+The float32 sigmoid/tanh are those of `tftk.kernels.activations`. Compiled per dtype on first use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
+from tftk.kernels.jit import njit
+
+__all__ = ["gru_block_cell", "gru_block_cell_grad"]
+
+
+@njit(cache=True, error_model="numpy")
+def _gates(ru_bar, b_ru, h_prev, depth, r, u, xhr):  # pragma: no cover - compiled
+    """r, u from the gate product; the h part of `xhr` becomes r * h_prev."""
+    rows, n = h_prev.shape
+    for row in range(rows):
+        for k in range(n):
+            gr = sigmoid_scalar(ru_bar[row, k] + b_ru[k])
+            r[row, k] = gr
+            u[row, k] = sigmoid_scalar(ru_bar[row, n + k] + b_ru[n + k])
+            xhr[row, depth + k] = gr * h_prev[row, k]
+
+
+@njit(cache=True, error_model="numpy")
+def _blend(c_bar, b_c, h_prev, u, c, h):  # pragma: no cover - compiled
+    rows, n = h_prev.shape
+    for row in range(rows):
+        for k in range(n):
+            gc = tanh_scalar(c_bar[row, k] + b_c[k])
+            gu = u[row, k]
+            c[row, k] = gc
+            h[row, k] = gu * h_prev[row, k] + (1 - gu) * gc
+
+
+@njit(cache=True, error_model="numpy")
+def _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_u_bar):  # pragma: no cover - compiled
+    rows, n = h_prev.shape
+    for row in range(rows):
+        for k in range(n):
+            gu, gc, dh = u[row, k], c[row, k], d_h[row, k]
+            d_c_bar[row, k] = dh * (1 - gu) * (1 - gc * gc)
+            d_u_bar[row, n + k] = dh * (h_prev[row, k] - gc) * gu * (1 - gu)
+
+
+@njit(cache=True, error_model="numpy")
+def _reset_grad(h_prev, r, u, d_h, d_xhr, depth, d_ru_bar, d_h_prev):  # pragma: no cover - compiled
+    """d r_bar into `d_ru_bar`'s first half; the direct terms of d h_prev."""
+    rows, n = h_prev.shape
+    for row in range(rows):
+        for k in range(n):
+            gr = r[row, k]
+            d_hr = d_xhr[row, depth + k]
+            d_ru_bar[row, k] = d_hr * h_prev[row, k] * gr * (1 - gr)
+            d_h_prev[row, k] = d_hr * gr + d_h[row, k] * u[row, k]
+
+
+def _matrix(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _check(x, h_prev, w_ru, w_c, b_ru, b_c) -> None:
+    batch, depth = x.shape
+    n = h_prev.shape[1]
+    if (h_prev.shape[0] != batch or w_ru.shape != (depth + n, 2 * n) or w_c.shape != (depth + n, n)
+            or b_ru.shape != (2 * n,) or b_c.shape != (n,)):
+        raise ValueError(f"gru_block_cell: x {x.shape} and h_prev {h_prev.shape} need w_ru [{depth + n}, {2 * n}], "
+                         f"w_c [{depth + n}, {n}], b_ru [{2 * n}] and b_c [{n}]; got w_ru {w_ru.shape}, "
+                         f"w_c {w_c.shape}, b_ru {b_ru.shape}, b_c {b_c.shape}")
+
+
+def gru_block_cell(x, h_prev, w_ru, w_c, b_ru, b_c) -> tuple[np.ndarray, ...]:
+    """TF's GRUBlockCell: returns (r, u, c, h), each [batch, units]."""
+    _check(x, h_prev, w_ru, w_c, b_ru, b_c)
+    dtype = np.result_type(x, h_prev)
+    batch, depth = x.shape
+    n = h_prev.shape[1]
+    xh = np.empty((batch, depth + n), dtype)
+    xh[:, :depth] = x
+    xh[:, depth:] = h_prev
+    h_prev = _matrix(h_prev, dtype)
+    ru_bar = xh @ _matrix(w_ru, dtype)
+    r, u, c, h = (np.empty((batch, n), dtype) for _ in range(4))
+    _gates(ru_bar, _matrix(b_ru, dtype), h_prev, depth, r, u, xh)  # xh is [x, r * h_prev] from here on
+    c_bar = xh @ _matrix(w_c, dtype)
+    _blend(c_bar, _matrix(b_c, dtype), h_prev, u, c, h)
+    return r, u, c, h
+
+
+def gru_block_cell_grad(x, h_prev, w_ru, w_c, b_ru, b_c, r, u, c, d_h) -> tuple[np.ndarray, ...]:
+    """TF's GRUBlockCellGrad: returns (d_x, d_h_prev, d_c_bar, d_r_bar_u_bar)."""
+    dtype = np.result_type(x, h_prev)
+    batch, depth = x.shape
+    n = h_prev.shape[1]
+    h_prev, r, u, c, d_h = (_matrix(a, dtype) for a in (h_prev, r, u, c, d_h))
+    d_c_bar = np.empty((batch, n), dtype)
+    d_ru_bar = np.empty((batch, 2 * n), dtype)
+    _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_ru_bar)
+    d_xhr = d_c_bar @ _matrix(w_c, dtype).T
+    d_h_prev = np.empty((batch, n), dtype)
+    _reset_grad(h_prev, r, u, d_h, d_xhr, depth, d_ru_bar, d_h_prev)
+    d_xh = d_ru_bar @ _matrix(w_ru, dtype).T
+    d_x = d_xhr[:, :depth] + d_xh[:, :depth]
+    d_h_prev += d_xh[:, depth:]
+    return d_x, d_h_prev, d_c_bar, d_ru_bar
