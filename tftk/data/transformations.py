@@ -15,6 +15,7 @@ import queue
 import threading
 from typing import Any, Callable, Iterator
 
+import numpy as np
 
 from tftk.framework import dtypes, errors
 from tftk.data import structure as nest
@@ -54,51 +55,101 @@ class _UnaryDataset(Dataset):
 
 
 class MapDataset(_UnaryDataset):
+    """Elements with the function applied; over whole chunks at once when it vectorises
+    (`vectorize`), on a pool of threads with `num_parallel_calls` (results in input order)."""
+
     def __init__(self, input_dataset: Dataset, map_func: Callable, num_parallel_calls: Any):
+        from tftk.data.vectorize import vectorize
         self._function = trace(map_func, input_dataset._structure, input_dataset._specs, "Dataset.map()",
                                input_dataset._sparse)
         self._threads = _parallelism(num_parallel_calls, "num_parallel_calls")
+        self._vectorized = None if any(input_dataset._sparse) else vectorize(self._function)
         outputs = self._function.outputs
         super().__init__(input_dataset, self._function.output_structure, nest.specs_of(outputs),
                          self._function.captured, self._function.output_sparse)
 
-    def _elements(self, env: Env) -> Iterator[Element]:
-        call = bind_function(self._function, env)
-        upstream = enumerate(self._input._elements(env))
-        if self._threads == 1:
-            for i, element in upstream:
-                yield list(call(i, *element))
-            return
-        def run_chunk(chunk: list) -> list:
-            return [list(call(i, *element)) for i, element in chunk]
+    @property
+    def vectorized(self) -> bool:
+        """Whether the function runs over batches (so `batch` may take its results whole)."""
+        return self._vectorized is not None
 
-        # elements go to the threads in small chunks: one task per element costs more than a
-        # small map function; results come back in input order
+    def _elements(self, env: Env) -> Iterator[Element]:
+        size = _VECTOR_CHUNK if self.vectorized else 1 if self._threads == 1 else _MAP_CHUNK
+        for chunk in self._mapped_chunks(env, size):
+            yield from chunk.elements()
+
+    def _mapped_chunks(self, env: Env, size: int) -> Iterator["MappedChunk"]:
+        """The results of mapping `size` input elements at a time, in order."""
+        call = bind_function(self._function, env)
+        batched = bind_function(self._vectorized, env) if self.vectorized else None
+        n_inputs = len(self._input._specs)
+
+        def run(start: int, rows: list) -> MappedChunk:
+            if batched is not None:
+                try:
+                    stacked = [np.stack([row[k] for row in rows]) for k in range(n_inputs)]
+                    return MappedChunk(list(batched(start, *stacked)), None, None)
+                except Exception:  # uneven inputs, or an element that fails: run them one by one
+                    pass
+            results: list = []
+            for i, row in enumerate(rows):
+                try:
+                    results.append(list(call(start + i, *row)))
+                except Exception as exc:
+                    return MappedChunk(None, results, exc)
+            return MappedChunk(None, results, None)
+
+        chunks = _numbered_chunks(self._input._elements(env), size)
+        if self._threads == 1:
+            for start, rows in chunks:
+                yield run(start, rows)
+            return
         pool = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="tftk-data-map")
         pending: collections.deque = collections.deque()
         try:
-            for chunk in _chunks(upstream, _MAP_CHUNK):
-                pending.append(pool.submit(run_chunk, chunk))
-                if len(pending) >= self._threads:
-                    yield from pending.popleft().result()
+            for start, rows in chunks:
+                pending.append(pool.submit(run, start, rows))
+                if len(pending) > self._threads:
+                    yield pending.popleft().result()
             while pending:
-                yield from pending.popleft().result()
+                yield pending.popleft().result()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-_MAP_CHUNK = 8  # elements per parallel-map task
+class MappedChunk:
+    """Mapped elements of one chunk: stacked outputs (`batch`), or per-element results followed
+    by the error that stopped the chunk."""
+
+    def __init__(self, batch: list | None, rows: list | None, error: BaseException | None):
+        self.batch, self.rows, self.error = batch, rows, error
+
+    def elements(self) -> Iterator[Element]:
+        if self.batch is not None:
+            for k in range(len(self.batch[0])):
+                yield [out[k, ...] for out in self.batch]
+            return
+        yield from self.rows
+        if self.error is not None:
+            raise self.error
 
 
-def _chunks(items: Iterator, size: int) -> Iterator[list]:
+_MAP_CHUNK = 8  # elements per parallel-map task of a per-element function
+_VECTOR_CHUNK = 64  # elements per run of a vectorised function
+
+
+def _numbered_chunks(items: Iterator, size: int) -> Iterator[tuple[int, list]]:
+    """(index of the chunk's first item, up to `size` items) over `items`."""
     chunk: list = []
+    start = 0
     for item in items:
         chunk.append(item)
         if len(chunk) == size:
-            yield chunk
+            yield start, chunk
+            start += size
             chunk = []
     if chunk:
-        yield chunk
+        yield start, chunk
 
 
 class FilterDataset(_UnaryDataset):
