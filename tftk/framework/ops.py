@@ -51,6 +51,7 @@ class GraphKeys:
     COND_CONTEXT = "cond_context"
     WHILE_CONTEXT = "while_context"
     METRIC_VARIABLES = "metric_variables"
+    SAVEABLE_OBJECTS = "saveable_objects"  # what tf.train.Saver saves besides the global variables
 
 
 class Tensor:
