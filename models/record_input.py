@@ -6,7 +6,9 @@ with TFRecordDataset -> parse -> shuffle -> repeat -> batch -> prefetch; the bat
 model's image/label placeholders as their defaults, so evaluation and inference still feed numpy
 arrays. With `write_records: true`, a missing records file is first written from the dataset's
 train split (atomically), which is how configs/digits_convnet_tfrecord.yaml trains from records
-it made itself. The pipeline's position is not checkpointed: a resumed run starts a new pass.
+it made itself. The pipeline's position goes into every checkpoint (its iterator's saveable is in
+SAVEABLE_OBJECTS, which the model's Saver saves), so a stopped or killed run resumes with exactly
+the batch an uninterrupted run would have drawn next.
 """
 
 from __future__ import annotations
@@ -78,4 +80,7 @@ def record_batches(params: RecordInputParams, input_shape: tuple, batch_size: in
                    .repeat()
                    .batch(batch_size)
                    .prefetch(2))
-        return dataset.make_one_shot_iterator().get_next()
+        iterator = dataset.make_one_shot_iterator()
+        tf.add_to_collection(tf.GraphKeys.SAVEABLE_OBJECTS,
+                             tf.data.experimental.make_saveable_from_iterator(iterator))
+        return iterator.get_next()
