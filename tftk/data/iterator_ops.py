@@ -9,6 +9,7 @@ through a placeholder so one get_next can read from several iterators, as in TF1
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import threading
 from typing import Any, Iterator as PyIterator
@@ -41,7 +42,7 @@ class _IteratorState:
     def __init__(self, source: Operation, values: list, ctx: Any, entropy: int | None = None):
         dataset, inputs = _dataset_of(source)
         self.source, self.values = source, values
-        self.entropy = int(np.random.SeedSequence().entropy) if entropy is None else entropy
+        self.entropy = _entropy(source) if entropy is None else entropy
         self.env = Env(dict(zip(inputs, values)), ctx, threading.Event(), self.entropy,
                        number_datasets(dataset))
         self.elements: PyIterator | None = dataset._elements(self.env)
@@ -75,6 +76,16 @@ class _IteratorState:
 
     def stop(self) -> None:
         self.env.stop.set()
+
+
+def _entropy(source: Operation) -> int:
+    """What unseeded random transformations draw from: fixed by the graph seed when there is one
+    (every initialization the same, as TF derives op seeds from it), else fresh."""
+    seed = getattr(source.graph, "seed", None)
+    if seed is None:
+        return int(np.random.SeedSequence().entropy)
+    digest = hashlib.sha256(f"{seed}:{source.name}".encode()).digest()
+    return int.from_bytes(digest[:16], "little")
 
 
 def _dataset_of(source: Operation) -> tuple[Dataset, list[Tensor]]:
