@@ -46,6 +46,10 @@ RECORDS = {  # name -> (serialized Example, statuses of (x: 3 floats, n: 2 int64
     "packed": (_example((b"x", _floats([1, 2.5, -3])), (b"n", _ints([5, -7]))), [FOUND, FOUND]),
     "unpacked": (_example((b"n", _ints([1 << 40, 0], packed=False)), (b"x", _floats([0, 1, 2], packed=False))),
                  [FOUND, FOUND]),
+    "packed_runs_and_mixed": (_example(  # an empty packed run, a packed run, then values one per field
+        (b"x", _field(2, _field(1, b"") + _field(1, struct.pack("<f", 1)) + _varint(1 << 3 | 5) + struct.pack("<f", 2)
+                      + _varint(1 << 3 | 5) + struct.pack("<f", 3))),
+        (b"n", _field(3, _field(1, _varint(4)) + _varint(1 << 3) + _varint(5)))), [FOUND, FOUND]),
     "last_entry_wins": (_example((b"x", _floats([9, 9])), (b"x", _floats([1, 2, 3])), (b"n", _ints([1, 2]))),
                         [FOUND, FOUND]),
     "two_features_messages": (_example((b"x", _floats([1, 2, 3]))) + _example((b"n", _ints([3, 4]))),

@@ -44,6 +44,14 @@ def _kernel():
         return result, -1
 
     @njit(cache=True, nogil=True)
+    def delimited(buf, pos, end):  # pragma: no cover - compiled
+        """(start, end) of the length-prefixed value at `pos`; start -1 if malformed."""
+        length, pos = varint(buf, pos, end)
+        if pos < 0 or length < 0 or pos + length > end:
+            return -1, 0
+        return pos, pos + length
+
+    @njit(cache=True, nogil=True)
     def skip(buf, pos, end, wire):  # pragma: no cover - compiled
         """The position after a field's value of wire type `wire`; -1 if malformed or a group."""
         if wire == 0:
@@ -53,11 +61,51 @@ def _kernel():
         if wire == 5:
             return pos + 4 if pos + 4 <= end else -1
         if wire == 2:
-            length, pos = varint(buf, pos, end)
-            if pos < 0 or length < 0 or pos + length > end:
-                return -1
-            return pos + length
+            start, stop = delimited(buf, pos, end)
+            return stop if start >= 0 else -1
         return -1
+
+    @njit(cache=True, nogil=True)
+    def next_field_one(buf, pos, end):  # pragma: no cover - compiled
+        """(start, end, position after) of the next length-delimited field 1 of a message from `pos`,
+        skipping other fields; start -1 at the end of the message, -2 if malformed."""
+        while pos < end:
+            tag, pos = varint(buf, pos, end)
+            if pos < 0:
+                return -2, 0, pos
+            if tag == 10:
+                start, stop = delimited(buf, pos, end)
+                return (start, stop, stop) if start >= 0 else (-2, 0, pos)
+            pos = skip(buf, pos, end, tag & 7)
+            if pos < 0 or (tag >> 3) == 0:
+                return -2, 0, pos
+        return -1, 0, pos
+
+    @njit(cache=True, nogil=True)
+    def last_fields(buf, pos, end, starts, ends):  # pragma: no cover - compiled
+        """Walk a message; for its length-delimited fields 1..3 note where the last of each lies
+        (starts[n], ends[n]; -1 if absent) and in starts[0] the number of the last one seen.
+        False if malformed."""
+        for n in range(4):
+            starts[n] = -1
+            ends[n] = -1
+        starts[0] = 0
+        while pos < end:
+            tag, pos = varint(buf, pos, end)
+            if pos < 0:
+                return False
+            number = tag >> 3
+            if (tag & 7) == 2 and 1 <= number <= 3:
+                start, stop = delimited(buf, pos, end)
+                if start < 0:
+                    return False
+                starts[number], ends[number], starts[0] = start, stop, number
+                pos = stop
+            else:
+                pos = skip(buf, pos, end, tag & 7)
+                if pos < 0 or number == 0:
+                    return False
+        return True
 
     @njit(cache=True, nogil=True)
     def match(buf, start, end, keys, key_starts, key_ends):  # pragma: no cover - compiled
@@ -76,7 +124,10 @@ def _kernel():
 
     @njit(cache=True, nogil=True)
     def read_list(buf, start, end, kind, out, row, column, size):  # pragma: no cover - compiled
-        """Write a FloatList / Int64List's values at out[row, column:column + size]; the count, or -1."""
+        """Write a FloatList / Int64List's values at out[row, column:column + size]; the count, or -1.
+
+        Values come one per field (fixed32 floats, varint int64s) or packed into one length-prefixed
+        field; protobuf accepts both, and several packed runs."""
         count = 0
         pos = start
         while pos < end:
@@ -89,137 +140,67 @@ def _kernel():
                 if pos < 0:
                     return -1
                 continue
-            if kind == 2 and wire == 5:  # one unpacked float
-                if pos + 4 > end:
+            if not ((kind == 2 and (wire == 5 or wire == 2)) or (kind == 3 and (wire == 0 or wire == 2))):
+                return -1
+            limit, stop = end, -1  # reads stay within `limit`; a packed run goes on to `stop`
+            if wire == 2:
+                pos, limit = delimited(buf, pos, end)
+                if pos < 0 or (kind == 2 and (limit - pos) % 4):
                     return -1
-                if count < size:
-                    out[row, column + count] = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
-                                                | (np.int64(buf[pos + 2]) << 16) | (np.int64(buf[pos + 3]) << 24))
-                count += 1
-                pos += 4
-            elif kind == 2 and wire == 2:  # packed floats
-                length, pos = varint(buf, pos, end)
-                if pos < 0 or length < 0 or length % 4 or pos + length > end:
-                    return -1
-                stop = pos + length
-                while pos < stop:
-                    if count < size:
-                        out[row, column + count] = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
-                                                    | (np.int64(buf[pos + 2]) << 16)
-                                                    | (np.int64(buf[pos + 3]) << 24))
-                    count += 1
+                stop = limit
+            single = wire != 2
+            while single or pos < stop:
+                single = False
+                if kind == 2:
+                    if pos + 4 > limit:
+                        return -1
+                    value = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8) | (np.int64(buf[pos + 2]) << 16)
+                             | (np.int64(buf[pos + 3]) << 24))  # the float's bits
                     pos += 4
-            elif kind == 3 and wire == 0:  # one unpacked int64
-                value, pos = varint(buf, pos, end)
-                if pos < 0:
-                    return -1
+                else:
+                    value, pos = varint(buf, pos, limit)
+                    if pos < 0:
+                        return -1
                 if count < size:
                     out[row, column + count] = value
                 count += 1
-            elif kind == 3 and wire == 2:  # packed int64s
-                length, pos = varint(buf, pos, end)
-                if pos < 0 or length < 0 or pos + length > end:
-                    return -1
-                stop = pos + length
-                while pos < stop:
-                    value, pos = varint(buf, pos, stop)
-                    if pos < 0:
-                        return -1
-                    if count < size:
-                        out[row, column + count] = value
-                    count += 1
-            else:
-                return -1
         return count
 
     @njit(cache=True, nogil=True)
-    def parse(buf, starts, ends, keys, key_starts, key_ends, kinds, sizes, columns, floats, ints,
+    def parse(buf, record_starts, record_ends, keys, key_starts, key_ends, kinds, sizes, columns, floats, ints,
               status):  # pragma: no cover - compiled
         n_features = kinds.shape[0]
-        for row in range(starts.shape[0]):
-            pos, end = starts[row], ends[row]
+        starts, ends = np.empty(4, np.int64), np.empty(4, np.int64)  # last_fields' scratch
+        for row in range(record_starts.shape[0]):
+            pos, end = record_starts[row], record_ends[row]
             bad = False
-            while pos < end and not bad:
-                tag, pos = varint(buf, pos, end)
-                if pos < 0:
-                    bad = True
+            while not bad:  # Example.features (field 1), possibly several: they merge
+                features_start, features_end, pos = next_field_one(buf, pos, end)
+                if features_start < 0:
+                    bad = features_start == -2
                     break
-                if tag != 10:  # not Example.features (field 1, length-delimited)
-                    pos = skip(buf, pos, end, tag & 7)
-                    bad = pos < 0 or (tag >> 3) == 0
-                    continue
-                length, pos = varint(buf, pos, end)
-                if pos < 0 or length < 0 or pos + length > end:
-                    bad = True
-                    break
-                features_end = pos + length
-                while pos < features_end and not bad:
-                    tag, pos = varint(buf, pos, features_end)
-                    if pos < 0:
+                entry = features_start
+                while not bad:  # Features.feature map entries (field 1)
+                    entry_start, entry_end, entry = next_field_one(buf, entry, features_end)
+                    if entry_start < 0:
+                        bad = entry_start == -2
+                        break
+                    if not last_fields(buf, entry_start, entry_end, starts, ends):  # key = 1, value = 2
                         bad = True
                         break
-                    if tag != 10:  # not a map entry
-                        pos = skip(buf, pos, features_end, tag & 7)
-                        bad = pos < 0 or (tag >> 3) == 0
-                        continue
-                    length, pos = varint(buf, pos, features_end)
-                    if pos < 0 or length < 0 or pos + length > features_end:
-                        bad = True
-                        break
-                    entry_end = pos + length
-                    key_start = key_end = value_start = value_end = -1
-                    while pos < entry_end:
-                        tag, pos = varint(buf, pos, entry_end)
-                        if pos < 0:
-                            break
-                        if tag == 10 or tag == 18:
-                            length, pos = varint(buf, pos, entry_end)
-                            if pos < 0 or length < 0 or pos + length > entry_end:
-                                pos = -1
-                                break
-                            if tag == 10:
-                                key_start, key_end = pos, pos + length
-                            else:
-                                value_start, value_end = pos, pos + length
-                            pos += length
-                        else:
-                            pos = skip(buf, pos, entry_end, tag & 7)
-                            if pos < 0 or (tag >> 3) == 0:
-                                pos = -1
-                                break
-                    if pos < 0:
-                        bad = True
-                        break
-                    if key_start < 0:
-                        key_start = key_end = 0  # the empty key
-                    f = match(buf, key_start, key_end, keys, key_starts, key_ends)
+                    f = match(buf, max(starts[1], 0), max(ends[1], 0), keys, key_starts, key_ends)  # no key: ""
                     if f < 0:
                         continue
+                    value_start, value_end = starts[2], ends[2]
                     if value_start < 0:
                         status[row, f] = OTHER  # an empty Feature: protobuf decides
                         continue
-                    # the Feature's oneof: the last list present wins
-                    kind, list_start, list_end = 0, 0, 0
-                    p = value_start
-                    while p < value_end:
-                        tag, p = varint(buf, p, value_end)
-                        if p < 0:
-                            break
-                        if (tag & 7) == 2 and 1 <= (tag >> 3) <= 3:
-                            length, p = varint(buf, p, value_end)
-                            if p < 0 or length < 0 or p + length > value_end:
-                                p = -1
-                                break
-                            kind, list_start, list_end = tag >> 3, p, p + length
-                            p += length
-                        else:
-                            p = skip(buf, p, value_end, tag & 7)
-                            if p < 0 or (tag >> 3) == 0:
-                                p = -1
-                                break
-                    if p < 0:
+                    # the Feature's oneof (bytes_list = 1, float_list = 2, int64_list = 3): the last one present wins
+                    if not last_fields(buf, value_start, value_end, starts, ends):
                         bad = True
                         break
+                    kind = starts[0]
+                    list_start, list_end = (starts[kind], ends[kind]) if kind > 0 else (0, 0)
                     if kind != kinds[f]:
                         status[row, f] = OTHER
                         continue
