@@ -50,11 +50,8 @@ class _IteratorState:
         self.consumed = 0
         self.written: Any = None  # the state variable's value this state last wrote
 
-    def next(self, op: Operation) -> list:
-        with self.lock:
-            return self._next(op)
-
     def _next(self, op: Operation | None) -> list:
+        """The next element (the caller holds `lock`); OutOfRangeError at the end."""
         if self.elements is not None:
             element = next(self.elements, None)
             if element is not None:
@@ -72,7 +69,8 @@ class _IteratorState:
                 except errors.OutOfRangeError:
                     raise errors.DataLossError(None, None, f"The iterator state in {variable} is at element "
                                                f"{count}, past the end of its dataset ({self.consumed} "
-                                               "elements): it was saved from another pipeline") from None
+                                               "elements): it was saved from another pipeline, or the "
+                                               "data changed since") from None
 
     def stop(self) -> None:
         self.env.stop.set()
