@@ -7,9 +7,13 @@ Run: .venv/bin/python bench/bench_data.py [--examples N] [--repeats R] [--steps 
 1. TFRecord -> parse_single_example -> map (reshape, scale) -> shuffle -> batch -> prefetch over N
    examples in 4 files written once by tftk; examples/s for each library, repetitions interleaved
    (tftk, TF, tftk, TF, ...) so both see the same machine load; medians reported. TF runs the
-   same pipeline source in its own process and times only the drain (not its import).
+   same pipeline source in its own process and times only the drain (not its import). One
+   untimed tftk drain first, so Numba's kernels are compiled (or loaded from its cache) before.
 2. The ConvNet of configs/digits_convnet*.yaml: seconds for S training steps with batches from
-   the numpy DataSet through feed_dict vs from the TFRecord pipeline; interleaved, medians.
+   the numpy DataSet through feed_dict vs from the TFRecord pipeline; one untimed run of each
+   first, then interleaved, medians.
+
+The machine's load average is printed before and after: compare ratios, not absolute rates.
 """
 
 from __future__ import annotations
@@ -118,8 +122,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64)
     args = parser.parse_args()
     python = os.environ.get("TFTK_TF_PYTHON")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="tftk-bench-data-") as folder:
         files = write_files(folder, args.examples)
+        tftk_rate(files, args.batch)  # compile / load the kernels
         ours, theirs = [], []
         for _ in range(args.repeats):
             ours.append(tftk_rate(files, args.batch))
@@ -131,6 +137,8 @@ def main() -> None:
             print(f"  TF:   {statistics.median(theirs):10.0f} examples/s   (runs: {', '.join(f'{r:.0f}' for r in theirs)})")
             print(f"  tftk / TF = {statistics.median(ours) / statistics.median(theirs):.2f}")
         feed, data = [], []
+        convnet_seconds(False, 20, folder)
+        convnet_seconds(True, 20, folder)
         for _ in range(args.repeats):
             feed.append(convnet_seconds(False, args.steps, folder))
             data.append(convnet_seconds(True, args.steps, folder))
@@ -138,6 +146,8 @@ def main() -> None:
         print(f"  feed_dict: {args.steps / statistics.median(feed):8.1f} steps/s")
         print(f"  tf.data:   {args.steps / statistics.median(data):8.1f} steps/s   "
               f"(tf.data / feed_dict = {statistics.median(feed) / statistics.median(data):.2f})")
+        print(f"  runs (s): feed_dict {', '.join(f'{x:.2f}' for x in feed)}; tf.data {', '.join(f'{x:.2f}' for x in data)}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,13 @@
 
 A model whose `model:` section names `train_records` (a file or glob of TFRecords of
 tf.train.Example with a float `image` list and an int64 `label`) reads its training batches
-with TFRecordDataset -> parse -> shuffle -> repeat -> batch -> prefetch; the batch feeds the
+with TFRecordDataset -> shuffle -> repeat -> parse -> batch -> prefetch; the batch feeds the
 model's image/label placeholders as their defaults, so evaluation and inference still feed numpy
 arrays. With `write_records: true`, a missing records file is first written from the dataset's
 train split (atomically), which is how configs/digits_convnet_tfrecord.yaml trains from records
-it made itself. The pipeline's position is not checkpointed: a resumed run starts a new pass.
+it made itself. The pipeline's position goes into every checkpoint (its iterator's saveable is in
+SAVEABLE_OBJECTS, which the model's Saver saves), so a stopped or killed run resumes with exactly
+the batch an uninterrupted run would have drawn next.
 """
 
 from __future__ import annotations
@@ -72,10 +74,15 @@ def record_batches(params: RecordInputParams, input_shape: tuple, batch_size: in
         return tf.reshape(example["image"], input_shape), tf.cast(example["label"], tf.int32)
 
     with tf.name_scope("input_pipeline"):
+        # records are shuffled before parsing (the same order as shuffling parsed examples: parse is
+        # one to one), so map + batch fuse and each batch is parsed in one vectorised call
         dataset = (tf.data.TFRecordDataset(files)
-                   .map(parse, num_parallel_calls=params.parallel_calls)
                    .shuffle(params.shuffle_buffer, seed=seed)
                    .repeat()
+                   .map(parse, num_parallel_calls=params.parallel_calls)
                    .batch(batch_size)
                    .prefetch(2))
-        return dataset.make_one_shot_iterator().get_next()
+        iterator = dataset.make_one_shot_iterator()
+        tf.add_to_collection(tf.GraphKeys.SAVEABLE_OBJECTS,
+                             tf.data.experimental.make_saveable_from_iterator(iterator))
+        return iterator.get_next()

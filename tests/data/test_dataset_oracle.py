@@ -35,6 +35,14 @@ def drain(ds, limit=200):
 tmp = tempfile.mkdtemp()
 '''
 
+# Examples with packed and unpacked lists, negative int64s, a missing defaulted feature, and a
+# duplicate key (protobuf keeps the last): the cases the compiled Example decoder must get right.
+EXAMPLES = ("recs = [tf.train.Example(features=tf.train.Features(feature=dict([('img', tf.train.Feature("
+            "float_list=tf.train.FloatList(value=[i + k / 8. for k in range(6)]))), ('y', tf.train.Feature("
+            "int64_list=tf.train.Int64List(value=[i * 7 - 20])))] + ([('w', tf.train.Feature(int64_list="
+            "tf.train.Int64List(value=[-i, 2 ** 40 + i])))] if i % 3 else [])))).SerializeToString() "
+            "for i in range(8)]\n")
+
 PIPELINES = {
     "slices_tuple": "tf.data.Dataset.from_tensor_slices((np.arange(5), np.arange(10.).reshape(5, 2)))",
     "slices_dict": "tf.data.Dataset.from_tensor_slices({'b': np.arange(3), 'a': [[1, 2], [3, 4], [5, 6]]})",
@@ -58,6 +66,29 @@ PIPELINES = {
                       ".repeat(x), cycle_length=2, block_length=2)",
     "interleave_3_1": "tf.data.Dataset.range(1, 6).interleave(lambda x: tf.data.Dataset.range(x * 10, "
                       "x * 10 + x), cycle_length=3, block_length=1)",
+    "interleave_parallel": "tf.data.Dataset.range(1, 6).interleave(lambda x: tf.data.Dataset.range(x * 10, "
+                           "x * 10 + x), cycle_length=3, block_length=2, num_parallel_calls=3)",
+    "parallel_interleave": "tf.data.Dataset.range(1, 5).apply(tf.data.experimental.parallel_interleave("
+                           "lambda x: tf.data.Dataset.from_tensors(x).repeat(x), cycle_length=2, block_length=2))",
+    "interleave_files_parallel": "for f in range(3):\n"
+                                 "    with tf.python_io.TFRecordWriter(tmp + '/i%d.tfr' % f) as w:\n"
+                                 "        for i in range(2 * f + 1): w.write(b'f%dr%d' % (f, i))\n"
+                                 "ds = tf.data.Dataset.from_tensor_slices([tmp + '/i%d.tfr' % f for f in range(3)])"
+                                 ".interleave(tf.data.TFRecordDataset, cycle_length=2, block_length=2, "
+                                 "num_parallel_calls=2)",
+    "map_and_batch": "tf.data.Dataset.range(11).apply(tf.data.experimental.map_and_batch(lambda x: (x * 2, "
+                     "tf.cast(x, tf.float32) / 4.0), 4))",
+    "map_and_batch_drop": "tf.data.Dataset.range(11).apply(tf.data.experimental.map_and_batch(lambda x: x - 1, 4, "
+                          "drop_remainder=True))",
+    "parse_map_batch": EXAMPLES + "ds = tf.data.Dataset.from_tensor_slices(recs).map(lambda r: tf.parse_single_example("
+                       "r, {'img': tf.FixedLenFeature([6], tf.float32), 'y': tf.FixedLenFeature([], tf.int64), "
+                       "'w': tf.FixedLenFeature([2], tf.int64, default_value=[7, 8])})).map(lambda d: ("
+                       "tf.reshape(d['img'], [2, 3, 1]) / 16.0 - 0.5, tf.cast(d['y'], tf.int32) * 2, d['w']))"
+                       ".batch(3)",
+    "parse_map_shuffle_batch": EXAMPLES + "ds = tf.data.Dataset.from_tensor_slices(recs).map(lambda r: "
+                               "tf.parse_single_example(r, {'img': tf.FixedLenFeature([2, 3], tf.float32), "
+                               "'y': tf.FixedLenFeature([], tf.int64)}), num_parallel_calls=2).map(lambda d: "
+                               "(tf.maximum(d['img'], 3.0), tf.equal(d['y'] % 2, 0))).batch(2, drop_remainder=True)",
     "batch": "tf.data.Dataset.range(10).batch(4)",
     "batch_drop": "tf.data.Dataset.range(10).map(lambda x: (x, tf.fill([2], x))).batch(4, drop_remainder=True)",
     "padded_batch": "tf.data.Dataset.range(1, 6).map(lambda x: tf.fill(tf.reshape(tf.cast(x, tf.int32), [1]), x))"

@@ -18,7 +18,7 @@ LAYERS = [
     ("framework", ["tftk.framework", "tftk.atomic", "tftk.platform", "tftk.summary.graph_def",
                    "tftk.summary.tensor_proto", "tftk.summary.events", "tftk.summary.protos",
                    "tftk.summary.run_metadata", "tftk.proto",
-                   "tftk.data.tfrecord", "tftk.kernels.crc32c", "tftk.user_input",
+                   "tftk.data.tfrecord", "tftk.kernels.crc32c", "tftk.kernels.record_scan", "tftk.user_input",
                    "tftk.formats.op_export", "tftk.formats.graph_util", "tftk.formats.op_signatures",
                    "tftk.formats.gradient_export"]),
     ("kernels", ["tftk.kernels"]),

@@ -1,4 +1,4 @@
-"""The `tf.contrib` namespace: `tf.contrib.layers` (more sub-namespaces such as rnn join here later)."""
+"""The `tf.contrib` namespace: `tf.contrib.layers`, `rnn`, `legacy_seq2seq`, `data`, `tensorboard`."""
 
 from types import SimpleNamespace
 
@@ -8,7 +8,7 @@ from tftk.ops import nn_loss_ops
 
 from tftk.api import contrib_rnn as rnn
 
-__all__ = ["layers", "legacy_seq2seq", "rnn", "tensorboard"]
+__all__ = ["data", "layers", "legacy_seq2seq", "rnn", "tensorboard"]
 
 layers = SimpleNamespace(
     flatten=_layers.contrib_flatten,
@@ -31,6 +31,13 @@ def __getattr__(name: str):
     if name == "tensorboard":
         from tftk.compat import projector
         value = SimpleNamespace(plugins=SimpleNamespace(projector=projector))
+        globals()[name] = value
+        return value
+    if name == "data":  # TF 1.x's tf.contrib.data: what later moved to tf.data.experimental
+        from tftk.data import experimental
+        value = SimpleNamespace(AUTOTUNE=experimental.AUTOTUNE, map_and_batch=experimental.map_and_batch,
+                                parallel_interleave=experimental.parallel_interleave,
+                                make_saveable_from_iterator=experimental.make_saveable_from_iterator)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'tftk.api.contrib' has no attribute {name!r}")

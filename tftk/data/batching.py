@@ -11,7 +11,7 @@ from tftk.framework.ops import convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.data import structure as nest
 from tftk.data.dataset_ops import Dataset, Element, Env, scalar_input, static_int
-from tftk.data.transformations import _UnaryDataset
+from tftk.data.transformations import MapDataset, _UnaryDataset
 
 __all__ = ["BatchDataset", "PaddedBatchDataset"]
 
@@ -31,10 +31,14 @@ class BatchDataset(_UnaryDataset):
                 specs.append((group[0], TensorShape([dim]).concatenate(group[1])))
         super().__init__(input_dataset, input_dataset._structure, specs, [self._batch_size])
 
-    def _rows(self, env: Env) -> Iterator[list[Element]]:
+    def _size(self, env: Env) -> int:
         size = int(env.value(self._batch_size))
         if size <= 0:
             raise errors.InvalidArgumentError(None, None, f"Batch size must be greater than zero, got {size}")
+        return size
+
+    def _rows(self, env: Env) -> Iterator[list[Element]]:
+        size = self._size(env)
         rows: list[Element] = []
         for element in self._input._elements(env):
             rows.append(element)
@@ -45,16 +49,35 @@ class BatchDataset(_UnaryDataset):
             yield rows
 
     def _elements(self, env: Env) -> Iterator[Element]:
+        if isinstance(self._input, MapDataset) and self._input.vectorized:
+            yield from self._map_and_batch(env)
+            return
         for rows in self._rows(env):
-            batch, k = [], 0
-            for sparse in self._input._sparse:
-                if sparse:
-                    batch += _batch_sparse([row[k:k + 3] for row in rows])
-                    k += 3
-                else:
-                    batch.append(_stack([row[k] for row in rows], k))
-                    k += 1
-            yield batch
+            yield self._stack_rows(rows)
+
+    def _map_and_batch(self, env: Env) -> Iterator[Element]:
+        """map followed by batch, fused: the vectorised function's results are the batches."""
+        size = self._size(env)
+        for chunk in self._input._mapped_chunks(env, size):
+            if chunk.batch is not None:
+                if len(chunk.batch[0]) == size or not self._drop:
+                    yield chunk.batch
+                continue
+            if chunk.error is not None:  # the batch holding the failing element fails, as unfused
+                raise chunk.error
+            if len(chunk.rows) == size or not self._drop:
+                yield self._stack_rows(chunk.rows)
+
+    def _stack_rows(self, rows: list[Element]) -> Element:
+        batch, k = [], 0
+        for sparse in self._input._sparse:
+            if sparse:
+                batch += _batch_sparse([row[k:k + 3] for row in rows])
+                k += 3
+            else:
+                batch.append(_stack([row[k] for row in rows], k))
+                k += 1
+        return batch
 
 
 def _batch_sparse(parts: list) -> list[np.ndarray]:

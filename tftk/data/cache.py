@@ -2,14 +2,25 @@
 
 In memory (no filename) the cache lives as long as the iterator's initialization: later epochs
 of a `repeat` read it. With a filename the first complete pass is written to
-`<filename>.tftk-cache` (a TFRecord file, one record per element, written to a temporary file and
-renamed when the pass completes), and every later iterator, in any session or process, reads the
-elements from there instead of running the input pipeline: TF's file cache, in tftk's own file
-format (arrays as raw little-endian bytes, strings length-prefixed; never pickles).
+`<filename>.tftk-cache`, and every later iterator, in any session or process, reads the elements
+from there instead of running the input pipeline: TF's file cache, in tftk's own file format.
+
+The format: a TFRecord file (length, masked CRC-32C, payload, masked CRC-32C per record), one
+record per element; a payload holds each component in turn as its rank (u8), its dims (u64 each)
+and its data: numbers as raw little-endian bytes of the dataset's dtype, strings as u64 length +
+bytes each. Never pickles. A damaged record is a DataLossError naming the file and offset.
+
+Writing is safe to interrupt and resumable. The pass goes to `<filename>.tftk-cache.partial`,
+locked (flock) while an iterator writes it: a second iterator writing the same cache meanwhile
+gets AlreadyExistsError, as in TF. Only a complete pass is fsynced and renamed to the cache. A
+partial file whose writer is gone (a pass abandoned, or a process killed) is resumed by the next
+pass: its intact records are read back as the first elements (a record cut short by a kill is
+dropped), the input pipeline is run past them, and writing continues after them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 from typing import Any, Iterator
@@ -105,15 +116,61 @@ class CacheDataset(_UnaryDataset):
         folder = os.path.dirname(self._path) or "."
         if not os.path.isdir(folder):
             raise errors.NotFoundError(None, None, f"Dataset.cache(): the folder of {self._path} does not exist")
-        tmp = f"{self._path}.{os.getpid()}.{id(env)}.tmp"
+        partial = self._path + ".partial"
+        handle = open(partial, "a+b")
         try:
-            with open(tmp, "wb") as handle:
-                for element in self._input._elements(env):
-                    handle.write(encode_record(encode_element(element)))
-                    yield element
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self._path)  # only a complete pass becomes the cache
+            _lock(handle, partial)
+            written = yield from self._resume(handle, partial)
+            for i, element in enumerate(self._input._elements(env)):
+                if i < written:
+                    continue  # already in the partial file (and already handed out)
+                handle.write(encode_record(encode_element(element)))
+                yield element
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.replace(partial, self._path)  # only a complete pass becomes the cache
+            _sync_folder(folder)
         finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            handle.close()  # releases the lock; an unfinished partial file stays to be resumed
+
+    def _resume(self, handle: Any, partial: str) -> Iterator[Element]:
+        """Yield the intact elements of a partial file left by an earlier pass, cut it after the
+        last of them, and return how many there were."""
+        from tftk.data.tfrecord import read_tfrecords
+        count, end = 0, 0
+        records = read_tfrecords(partial)
+        while True:  # up to the first record cut short or damaged by the interruption
+            try:
+                offset, record = next(records)
+                element = decode_element(record, self._specs)
+            except (StopIteration, errors.DataLossError, struct.error, ValueError, IndexError):
+                break
+            end = offset + len(record) + 16
+            count += 1
+            yield element
+        handle.truncate(end)
+        handle.seek(end)
+        return count
+
+
+def _lock(handle: Any, path: str) -> None:
+    """Hold an exclusive lock on the partial file while this iterator writes it."""
+    import fcntl
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise errors.AlreadyExistsError(
+            None, None, f"There appears to be a concurrent caching iterator running: {path} is being written "
+            "by another iterator. Let it finish its pass, or give this dataset another cache filename") from None
+
+
+def _sync_folder(folder: str) -> None:
+    """Make the rename durable (the folder's entry), where the platform allows opening a folder."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+    os.close(fd)

@@ -20,18 +20,25 @@ from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.data import structure as nest
 
-__all__ = ["Dataset", "Env"]
+__all__ = ["Dataset", "Env", "number_datasets"]
 
 Element = list  # one element: flat list of numpy arrays
 
 
 class Env:
-    """What one iterator initialization gives the datasets: input values, the session, generators."""
+    """What one iterator initialization gives the datasets: input values, the session, generators.
 
-    def __init__(self, values: dict[Tensor, Any], ctx: Any, stop: threading.Event):
+    `entropy` seeds the generators of unseeded random transformations (shuffle, list_files): one
+    number per initialization, so a checkpointed iterator replays them exactly (iterator_ops).
+    """
+
+    def __init__(self, values: dict[Tensor, Any], ctx: Any, stop: threading.Event, entropy: int,
+                 numbering: dict[int, int]):
         self.values = values
         self.ctx = ctx
         self.stop = stop  # set when the iterator is re-initialized or the session closes
+        self.entropy = entropy
+        self._numbering = numbering  # id(dataset) -> its position in the pipeline (`number_datasets`)
         self._lock = threading.Lock()
         self._memo: dict[int, Any] = {}
 
@@ -45,22 +52,36 @@ class Env:
                 self._memo[id(key)] = (key, create())
             return self._memo[id(key)][1]
 
-    def rng(self, key: Any, seed: tuple) -> np.random.Generator:
+    def new_generator(self, dataset: "Dataset", seed: tuple) -> np.random.Generator:
+        """A generator for `dataset`: from its (graph seed, op seed), or without a seed from this
+        initialization's entropy and the dataset's position in the pipeline."""
+        if seed[0] is None:
+            return np.random.default_rng([self.entropy, self._numbering.get(id(dataset), 0)])
+        return np.random.default_rng([seed[0] & 0xFFFFFFFF, seed[1] & 0xFFFFFFFF])
+
+    def rng(self, dataset: "Dataset", seed: tuple) -> np.random.Generator:
         """One generator per dataset node and initialization: epochs of a repeat draw in sequence."""
-        return self.memo(key, lambda: new_rng(seed))
+        return self.memo(dataset, lambda: self.new_generator(dataset, seed))
 
     def child(self, values: dict[Tensor, Any]) -> "Env":
         """An env for a dataset built inside a function (flat_map, interleave): more values, same rest."""
-        env = Env({**self.values, **values}, self.ctx, self.stop)
+        env = Env({**self.values, **values}, self.ctx, self.stop, self.entropy, self._numbering)
         env._memo, env._lock = self._memo, self._lock
         return env
 
 
-def new_rng(seed: tuple) -> np.random.Generator:
-    """A generator from a (graph seed, op seed) pair; (None, None) draws a fresh seed."""
-    if seed[0] is None:
-        return np.random.default_rng()
-    return np.random.default_rng([seed[0] & 0xFFFFFFFF, seed[1] & 0xFFFFFFFF])
+def number_datasets(dataset: "Dataset") -> dict[int, int]:
+    """id -> position of every dataset of a pipeline (inputs first, functions' datasets included)."""
+    numbering: dict[int, int] = {}
+
+    def visit(d: "Dataset") -> None:
+        if id(d) not in numbering:
+            for child in d._children() + d._nested():
+                visit(child)
+            numbering[id(d)] = len(numbering) + 1
+
+    visit(dataset)
+    return numbering
 
 
 class Dataset:
@@ -93,6 +114,10 @@ class Dataset:
         return nest.pack(self._structure, [SparseTensor if flag else Tensor for flag in self._sparse])
 
     def _children(self) -> list["Dataset"]:
+        return []
+
+    def _nested(self) -> list["Dataset"]:
+        """Datasets built by this one's functions (flat_map, interleave): not inputs, but part of the pipeline."""
         return []
 
     def _inputs(self) -> list[Tensor]:
@@ -173,10 +198,12 @@ class Dataset:
         return InterleaveDataset(self, map_func, 1, 1, None, "Dataset.flat_map()")
 
     def interleave(self, map_func: Callable, cycle_length: Any = None, block_length: Any = 1,
-                   num_parallel_calls: Any = None) -> "Dataset":
+                   num_parallel_calls: Any = None, deterministic: bool | None = None) -> "Dataset":
+        """Datasets made by `map_func` from each element, `block_length` elements of each of
+        `cycle_length` in turn; `num_parallel_calls` > 1 reads them ahead on threads."""
         from tftk.data.transformations import InterleaveDataset
         return InterleaveDataset(self, map_func, cycle_length, block_length, num_parallel_calls,
-                                 "Dataset.interleave()")
+                                 "Dataset.interleave()", deterministic)
 
     def batch(self, batch_size: Any, drop_remainder: bool = False) -> "Dataset":
         from tftk.data.batching import BatchDataset

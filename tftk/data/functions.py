@@ -3,7 +3,8 @@
 A function is traced once, when the transformation is built, into its own FuncGraph whose
 placeholders stand for the components of one input element; outer tensors it uses are captured
 and become inputs of the iterator's initializer, so they are evaluated when the iterator starts.
-At run time `bind_function` turns the sub-graph into a callable on numpy arrays.
+At run time `bind_function` compiles the sub-graph through the engine's sub-plan entry point
+(`KernelContext.function`) into a callable on numpy arrays.
 """
 
 from __future__ import annotations
@@ -63,18 +64,14 @@ def trace(fn: Callable, element_structure: Any, specs: list, what: str, sparse: 
 def bind_function(function: TracedFunction, env: Any) -> Callable[..., tuple]:
     """The traced function as `call(index, *element_arrays) -> tuple of output arrays`.
 
-    `env` (dataset_ops.Env) gives the session and the values of the captured tensors; `index`,
-    the element's position in the transformation's input, only names the element in errors.
-
-    This is tf.data's one adapter to the execution engine: it compiles the sub-graph with the
-    executor's plan builder today and is the single place to switch to the engine's public
-    sub-plan entry point (wave/engine) once it exists. Plans are cached per session.
+    `env` (dataset_ops.Env) gives the session's kernel context and the values of the captured
+    tensors; `index`, the element's position in the transformation's input, names the element
+    in errors. The sub-graph is compiled by the engine's sub-plan entry point (`ctx.function`),
+    once per session.
     """
-    from tftk.client import executor  # the client layer runs plans; data only asks for one
-
     graph, ctx = function.graph, env.ctx
-    plan = ctx.resource(graph, "dataset_function_plan", lambda: executor.build_plan(
-        graph, function.outputs, [], graph.inputs + list(graph.captures.values()), ctx).function)
+    plan = ctx.resource(graph, "dataset function", lambda: ctx.function(
+        graph, graph.inputs + list(graph.captures.values()), function.outputs))
     captured = tuple(env.value(t) for t in function.captured)
     what = function.what
 

@@ -9,6 +9,7 @@ through a placeholder so one get_next can read from several iterators, as in TF1
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import threading
 from typing import Any, Iterator as PyIterator
@@ -21,7 +22,7 @@ from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.data import structure as nest
-from tftk.data.dataset_ops import Dataset, Env
+from tftk.data.dataset_ops import Dataset, Env, number_datasets
 
 __all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
 
@@ -29,29 +30,102 @@ _handles = itertools.count()
 
 
 class _IteratorState:
-    """One initialization of an iterator: the element generator, read under a lock."""
+    """One initialization of an iterator: the element generator, read under a lock.
 
-    def __init__(self, dataset: Dataset, values: dict, ctx: Any):
-        self.env = Env(values, ctx, threading.Event())
+    It knows where it came from (the op that started it and the values of the dataset's inputs),
+    the entropy its unseeded generators draw from, and how many elements it handed out: that is
+    its checkpointable position (`iterator_state`). A state variable made by
+    `make_saveable_from_iterator` holds that position after every element; when a restore has put
+    another value there, the next `get_next` continues from it.
+    """
+
+    def __init__(self, source: Operation, values: list, ctx: Any, entropy: int | None = None):
+        dataset, inputs = _dataset_of(source)
+        self.source, self.values = source, values
+        self.entropy = _entropy(source) if entropy is None else entropy
+        self.env = Env(dict(zip(inputs, values)), ctx, threading.Event(), self.entropy,
+                       number_datasets(dataset))
         self.elements: PyIterator | None = dataset._elements(self.env)
         self.lock = threading.Lock()
+        self.consumed = 0
+        self.written: Any = None  # the state variable's value this state last wrote
 
-    def next(self, op: Operation) -> list:
-        with self.lock:
-            if self.elements is not None:
-                element = next(self.elements, None)
-                if element is not None:
-                    return element
-                self.elements = None
+    def _next(self, op: Operation | None) -> list:
+        """The next element (the caller holds `lock`); OutOfRangeError at the end."""
+        if self.elements is not None:
+            element = next(self.elements, None)
+            if element is not None:
+                self.consumed += 1
+                return element
+            self.elements = None
         raise errors.OutOfRangeError(None, op, "End of sequence")
+
+    def skip(self, count: int, variable: str) -> None:
+        """Hand out `count` elements unseen: replaying the pipeline to a checkpointed position."""
+        with self.lock:
+            for _ in range(count):
+                try:
+                    self._next(None)
+                except errors.OutOfRangeError:
+                    raise errors.DataLossError(None, None, f"The iterator state in {variable} is at element "
+                                               f"{count}, past the end of its dataset ({self.consumed} "
+                                               "elements): it was saved from another pipeline, or the "
+                                               "data changed since") from None
 
     def stop(self) -> None:
         self.env.stop.set()
 
 
+def _entropy(source: Operation) -> int:
+    """What unseeded random transformations draw from: fixed by the graph seed when there is one
+    (every initialization the same, as TF derives op seeds from it), else fresh."""
+    seed = getattr(source.graph, "seed", None)
+    if seed is None:
+        return int(np.random.SeedSequence().entropy)
+    digest = hashlib.sha256(f"{seed}:{source.name}".encode()).digest()
+    return int.from_bytes(digest[:16], "little")
+
+
+def _dataset_of(source: Operation) -> tuple[Dataset, list[Tensor]]:
+    """The dataset an iterator op starts and the tensors its inputs come from."""
+    dataset = source.get_attr("dataset")
+    return dataset, list(source.inputs[1:] if source.type == "MakeIterator" else source.inputs)
+
+
 def _table(ctx: Any) -> dict:
     """The session's iterator states by handle."""
     return ctx.resource(None, "tf.data iterators", dict)
+
+
+def _state_boxes(graph: Any, ctx: Any) -> dict[str, Any]:
+    """handle key -> the session's box of the iterator's state variable (make_saveable_from_iterator)."""
+    from tftk.data.iterator_state import STATE_COLLECTION
+    boxes: dict[str, Any] = {}
+    for key, variable in graph.get_collection(STATE_COLLECTION):
+        boxes[key] = ctx.box(variable._ref().op)
+    return boxes
+
+
+def _sync(key: str, state: "_IteratorState | None", box: Any, table: dict, ctx: Any, graph: Any) -> Any:
+    """The state to read from: `state`, or the one a restored state variable describes."""
+    from tftk.data.iterator_state import restore_state
+    if box is None:
+        return state
+    saved = box.value
+    if saved is None or (state is not None and saved is state.written) or not np.ravel(saved)[0]:
+        return state  # nothing restored since this state wrote it (or "nothing saved")
+    restored = restore_state(saved, graph, ctx, box.name)
+    if state is not None:
+        state.stop()
+    restored.written = saved
+    table[key] = restored
+    return restored
+
+
+def _write_state(state: "_IteratorState", box: Any) -> None:
+    from tftk.data.iterator_state import encode_state
+    if box is not None:
+        box.value = state.written = encode_state(state)
 
 
 def _bind_iterator(op: Operation, ctx: Any):
@@ -62,28 +136,32 @@ def _bind_iterator(op: Operation, ctx: Any):
 def _bind_one_shot(op: Operation, ctx: Any):
     key = op.get_attr("handle")
     handle = np.array(key.encode(), dtype=object)
-    dataset, inputs = op.get_attr("dataset"), op.inputs
     table, lock = _table(ctx), threading.Lock()
+    box = _state_boxes(op.graph, ctx).get(key)
 
     def kernel(*values):
         with lock:
             if key not in table:
-                table[key] = _IteratorState(dataset, dict(zip(inputs, values)), ctx)
+                state = _sync(key, None, box, table, ctx, op.graph)
+                if state is None:
+                    table[key] = state = _IteratorState(op, list(values), ctx)
+                    _write_state(state, box)
         return handle
 
     return kernel
 
 
 def _bind_make_iterator(op: Operation, ctx: Any):
-    dataset, inputs = op.get_attr("dataset"), op.inputs[1:]
     table = _table(ctx)
+    boxes = _state_boxes(op.graph, ctx)
 
     def kernel(handle, *values):
         key = _key(handle)
         old = table.get(key)
         if old is not None:
             old.stop()
-        table[key] = _IteratorState(dataset, dict(zip(inputs, values)), ctx)
+        table[key] = state = _IteratorState(op, list(values), ctx)
+        _write_state(state, boxes.get(key))
 
     return kernel
 
@@ -95,15 +173,22 @@ def _key(handle: Any) -> str:
 
 def _bind_get_next(op: Operation, ctx: Any):
     table = _table(ctx)
+    boxes = _state_boxes(op.graph, ctx)
     n = len(op.outputs)
 
     def kernel(handle):
-        state = table.get(_key(handle))
+        key = _key(handle)
+        box = boxes.get(key)
+        state = _sync(key, table.get(key), box, table, ctx, op.graph)
         if state is None:
             raise errors.FailedPreconditionError(
                 None, op, "GetNext() failed because the iterator has not been initialized. Ensure that "
                 "you have run the initializer operation for this iterator before getting the next element.")
-        element = state.next(op)
+        with state.lock:
+            try:
+                element = state._next(op)
+            finally:
+                _write_state(state, box)
         return tuple(element) if n > 1 else element[0]
 
     return kernel

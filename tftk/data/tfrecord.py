@@ -12,9 +12,13 @@ import os
 import zlib
 from typing import Any, BinaryIO, Iterator
 
+import numpy as np
+
 from tftk.framework import errors
 
-__all__ = ["compression_name", "open_for_reading", "open_for_writing", "read_tfrecords"]
+__all__ = ["compression_name", "open_for_reading", "open_for_writing", "read_tfrecords", "CHUNK_BYTES"]
+
+CHUNK_BYTES = 4 << 20  # bytes read at a time
 
 _NAMES = {None: "", "": "", 0: "", 1: "ZLIB", 2: "GZIP", "ZLIB": "ZLIB", "GZIP": "GZIP", "NONE": ""}
 
@@ -91,18 +95,45 @@ def open_for_writing(path: str | os.PathLike, compression: Any = None) -> Any:
     return _open(path, compression, "wb", _ZlibWriter)
 
 
-def read_tfrecords(path: str | os.PathLike, compression: Any = None) -> Iterator[tuple[int, bytes]]:
-    """(offset in the uncompressed stream, payload) of every record, CRC-checked."""
-    from tftk.summary.events import read_record_stream  # lazy: the CRC comes with tensorboardX
+def read_tfrecords(path: str | os.PathLike, compression: Any = None,
+                  chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(offset in the uncompressed stream, payload) of every record, CRC-checked.
+
+    The file is read `chunk_bytes` at a time and each chunk's records are checked in one compiled
+    call (kernels/record_scan.py). A bad checksum or a record cut short raises DataLossError naming
+    the file and the record's byte offset.
+    """
     if not os.path.exists(path):
         raise errors.NotFoundError(None, None, f"{os.fspath(path)}; No such file or directory")
     handle = open_for_reading(path, compression)
     try:
         try:
-            yield from read_record_stream(handle, path)
+            yield from _scan_stream(handle, os.fspath(path), max(int(chunk_bytes), 1 << 12))
         except (OSError, EOFError, zlib.error) as exc:  # a compressed stream that is not one
             raise errors.DataLossError(None, None, f"{os.fspath(path)} is not a valid "
                                        f"{compression_name(compression) or 'uncompressed'} TFRecord "
                                        f"file: {exc}") from None
     finally:
         handle.close()
+
+
+def _scan_stream(handle: Any, path: str, chunk_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """The records of an open stream, read in chunks; a record may span chunks."""
+    from tftk.kernels.record_scan import HEADER_BYTES, LENGTH_MISMATCH, scan_records
+    data, pos, base, eof = b"", 0, 0, False  # base: the stream offset of data[0]
+    while True:
+        offsets, lengths, pos, status, need = scan_records(np.frombuffer(data, np.uint8), pos)
+        for start, length in zip(offsets.tolist(), lengths.tolist()):
+            yield base + start - HEADER_BYTES, data[start:start + length]
+        if status:
+            what = "length" if status == LENGTH_MISMATCH else "data"
+            raise errors.DataLossError(None, None, f"corrupted record at byte {base + pos} of {path}: "
+                                       f"{what} checksum mismatch")
+        if eof:
+            if pos < len(data):
+                raise errors.DataLossError(None, None, f"truncated record at byte {base + pos} of {path}: "
+                                           "the file ends mid-record")
+            return
+        chunk = handle.read(max(chunk_bytes, min(need - (len(data) - pos), 1 << 26)))
+        eof = not chunk
+        data, base, pos = data[pos:] + chunk, base + pos, 0

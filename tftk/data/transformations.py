@@ -15,10 +15,11 @@ import queue
 import threading
 from typing import Any, Callable, Iterator
 
+import numpy as np
 
 from tftk.framework import dtypes, errors
 from tftk.data import structure as nest
-from tftk.data.dataset_ops import Dataset, Element, Env, new_rng, scalar_input, static_int
+from tftk.data.dataset_ops import Dataset, Element, Env, scalar_input, static_int
 from tftk.data.functions import bind_function, trace
 
 __all__ = ["AUTOTUNE", "MapDataset", "FilterDataset", "InterleaveDataset", "ShuffleDataset",
@@ -54,51 +55,101 @@ class _UnaryDataset(Dataset):
 
 
 class MapDataset(_UnaryDataset):
+    """Elements with the function applied; over whole chunks at once when it vectorises
+    (`vectorize`), on a pool of threads with `num_parallel_calls` (results in input order)."""
+
     def __init__(self, input_dataset: Dataset, map_func: Callable, num_parallel_calls: Any):
+        from tftk.data.vectorize import vectorize
         self._function = trace(map_func, input_dataset._structure, input_dataset._specs, "Dataset.map()",
                                input_dataset._sparse)
         self._threads = _parallelism(num_parallel_calls, "num_parallel_calls")
+        self._vectorized = None if any(input_dataset._sparse) else vectorize(self._function)
         outputs = self._function.outputs
         super().__init__(input_dataset, self._function.output_structure, nest.specs_of(outputs),
                          self._function.captured, self._function.output_sparse)
 
-    def _elements(self, env: Env) -> Iterator[Element]:
-        call = bind_function(self._function, env)
-        upstream = enumerate(self._input._elements(env))
-        if self._threads == 1:
-            for i, element in upstream:
-                yield list(call(i, *element))
-            return
-        def run_chunk(chunk: list) -> list:
-            return [list(call(i, *element)) for i, element in chunk]
+    @property
+    def vectorized(self) -> bool:
+        """Whether the function runs over batches (so `batch` may take its results whole)."""
+        return self._vectorized is not None
 
-        # elements go to the threads in small chunks: one task per element costs more than a
-        # small map function; results come back in input order
+    def _elements(self, env: Env) -> Iterator[Element]:
+        size = _VECTOR_CHUNK if self.vectorized else 1 if self._threads == 1 else _MAP_CHUNK
+        for chunk in self._mapped_chunks(env, size):
+            yield from chunk.elements()
+
+    def _mapped_chunks(self, env: Env, size: int) -> Iterator["MappedChunk"]:
+        """The results of mapping `size` input elements at a time, in order."""
+        call = bind_function(self._function, env)
+        batched = bind_function(self._vectorized, env) if self.vectorized else None
+        n_inputs = len(self._input._specs)
+
+        def run(start: int, rows: list) -> MappedChunk:
+            if batched is not None:
+                try:
+                    stacked = [np.stack([row[k] for row in rows]) for k in range(n_inputs)]
+                    return MappedChunk(list(batched(start, *stacked)), None, None)
+                except Exception:  # uneven inputs, or an element that fails: run them one by one
+                    pass
+            results: list = []
+            for i, row in enumerate(rows):
+                try:
+                    results.append(list(call(start + i, *row)))
+                except Exception as exc:
+                    return MappedChunk(None, results, exc)
+            return MappedChunk(None, results, None)
+
+        chunks = _numbered_chunks(self._input._elements(env), size)
+        if self._threads == 1:
+            for start, rows in chunks:
+                yield run(start, rows)
+            return
         pool = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="tftk-data-map")
         pending: collections.deque = collections.deque()
         try:
-            for chunk in _chunks(upstream, _MAP_CHUNK):
-                pending.append(pool.submit(run_chunk, chunk))
-                if len(pending) >= self._threads:
-                    yield from pending.popleft().result()
+            for start, rows in chunks:
+                pending.append(pool.submit(run, start, rows))
+                if len(pending) > self._threads:
+                    yield pending.popleft().result()
             while pending:
-                yield from pending.popleft().result()
+                yield pending.popleft().result()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-_MAP_CHUNK = 8  # elements per parallel-map task
+class MappedChunk:
+    """Mapped elements of one chunk: stacked outputs (`batch`), or per-element results followed
+    by the error that stopped the chunk."""
+
+    def __init__(self, batch: list | None, rows: list | None, error: BaseException | None):
+        self.batch, self.rows, self.error = batch, rows, error
+
+    def elements(self) -> Iterator[Element]:
+        if self.batch is not None:
+            for k in range(len(self.batch[0])):
+                yield [out[k, ...] for out in self.batch]
+            return
+        yield from self.rows
+        if self.error is not None:
+            raise self.error
 
 
-def _chunks(items: Iterator, size: int) -> Iterator[list]:
+_MAP_CHUNK = 8  # elements per parallel-map task of a per-element function
+_VECTOR_CHUNK = 64  # elements per run of a vectorised function
+
+
+def _numbered_chunks(items: Iterator, size: int) -> Iterator[tuple[int, list]]:
+    """(index of the chunk's first item, up to `size` items) over `items`."""
     chunk: list = []
+    start = 0
     for item in items:
         chunk.append(item)
         if len(chunk) == size:
-            yield chunk
+            yield start, chunk
+            start += size
             chunk = []
     if chunk:
-        yield chunk
+        yield start, chunk
 
 
 class FilterDataset(_UnaryDataset):
@@ -126,28 +177,37 @@ def _dataset_inputs(result: Any) -> list:
 
 
 class InterleaveDataset(_UnaryDataset):
-    """flat_map (cycle_length 1) and interleave, in TF's deterministic order.
+    """flat_map (cycle_length 1) and interleave, in TF's order.
 
-    num_parallel_calls is accepted for interleave and does not change the order; the inner
-    datasets are read on the consuming thread.
+    With num_parallel_calls > 1 each of the `cycle_length` open datasets is read ahead on its own
+    background thread into a small buffer; the order stays TF's deterministic one unless
+    `deterministic=False`, which takes elements from whichever open dataset has one ready.
     """
 
     def __init__(self, input_dataset: Dataset, map_func: Callable, cycle_length: Any, block_length: Any,
-                 num_parallel_calls: Any, what: str):
+                 num_parallel_calls: Any, what: str, deterministic: bool | None = None,
+                 buffer_elements: int | None = None):
         self._function = trace(map_func, input_dataset._structure, input_dataset._specs, what,
                                input_dataset._sparse, outputs_of=_dataset_inputs)
         inner: Dataset = self._function.output_structure
         self._cycle = _parallelism(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length")
         self._block = _parallelism(block_length, "block_length")
-        _parallelism(num_parallel_calls, "num_parallel_calls")
+        self._parallel = num_parallel_calls is not None and _parallelism(num_parallel_calls, "num_parallel_calls") > 1
+        self._deterministic = deterministic is not False
+        self._buffer = max(int(buffer_elements or 0), self._block, 2)
         super().__init__(input_dataset, inner._structure, inner._specs, self._function.captured, inner._sparse)
+
+    def _nested(self) -> list[Dataset]:
+        return [self._function.output_structure]
 
     def _elements(self, env: Env) -> Iterator[Element]:
         call = bind_function(self._function, env)
         inner: Dataset = self._function.output_structure
         sources = (inner._elements(env.child(dict(zip(self._function.outputs, call(i, *element)))))
                    for i, element in enumerate(self._input._elements(env)))
-        return interleave(sources, self._cycle, self._block)
+        if not self._parallel:
+            return interleave(sources, self._cycle, self._block)
+        return interleave_parallel(sources, self._cycle, self._block, self._buffer, env, self._deterministic)
 
 
 def interleave(sources: Iterator[Iterator[Element]], cycle_length: int, block_length: int) -> Iterator[Element]:
@@ -185,6 +245,118 @@ def interleave(sources: Iterator[Iterator[Element]], cycle_length: int, block_le
             advance()
 
 
+def interleave_parallel(sources: Iterator[Iterator[Element]], cycle_length: int, block_length: int,
+                        buffer: int, env: Env, deterministic: bool) -> Iterator[Element]:
+    """`interleave` with every open source read ahead by a `ReadAhead` thread."""
+    opened: list[ReadAhead] = []
+
+    def started() -> Iterator[ReadAhead]:
+        for source in sources:
+            reader = ReadAhead(source, buffer, env)
+            opened.append(reader)
+            yield reader
+
+    try:
+        if deterministic:
+            yield from interleave(started(), cycle_length, block_length)
+        else:
+            yield from _first_ready(started(), cycle_length)
+    finally:
+        for reader in opened:
+            reader.close()
+
+
+def _first_ready(sources: Iterator["ReadAhead"], cycle_length: int) -> Iterator[Element]:
+    """Elements of up to `cycle_length` open sources in the order they arrive (sloppy interleave)."""
+    cycle: list[ReadAhead] = []
+    end_of_input = False
+    while cycle or not end_of_input:
+        while not end_of_input and len(cycle) < cycle_length:
+            source = next(sources, None)
+            if source is None:
+                end_of_input = True
+            else:
+                cycle.append(source)
+        for reader in list(cycle):
+            item = reader.poll()
+            if item is _EMPTY:
+                continue
+            if item is _END:
+                cycle.remove(reader)
+            else:
+                yield item
+            break
+        else:
+            if cycle:
+                cycle[0].wait(_POLL_SECS)
+
+
+_EMPTY = object()
+
+
+class ReadAhead:
+    """An element iterator drained by a background thread into a bounded queue."""
+
+    def __init__(self, source: Iterator[Element], size: int, env: Env):
+        self._buffer: queue.Queue = queue.Queue(maxsize=size)
+        self._done = threading.Event()
+        self._env = env
+        self._ready = threading.Event()
+        threading.Thread(target=self._fill, args=(source,), name="tftk-data-interleave", daemon=True).start()
+
+    def _stopped(self) -> bool:
+        return self._done.is_set() or self._env.stop.is_set() or self._env.ctx.closed.is_set()
+
+    def _fill(self, source: Iterator[Element]) -> None:
+        try:
+            for item in source:
+                if not _put(self._buffer, (None, item), self._stopped):
+                    return
+                self._ready.set()
+            _put(self._buffer, (None, _END), self._stopped)
+        except BaseException as exc:  # handed to the consumer, raised there
+            _put(self._buffer, (exc, None), self._stopped)
+        self._ready.set()
+
+    def __iter__(self) -> "ReadAhead":
+        return self
+
+    def __next__(self) -> Element:
+        while True:
+            try:
+                exc, item = self._buffer.get(timeout=_POLL_SECS)
+            except queue.Empty:
+                if self._env.stop.is_set() or self._env.ctx.closed.is_set():
+                    raise errors.CancelledError(None, None, "The iterator was re-initialized or its session "
+                                                "closed while waiting for interleaved data") from None
+                continue
+            if exc is not None:
+                raise exc
+            if item is _END:
+                self._buffer.put((None, _END))  # stays at the end for later reads
+                raise StopIteration
+            return item
+
+    def poll(self) -> Any:
+        """The next element, _END at the end, or _EMPTY when none is ready yet."""
+        try:
+            exc, item = self._buffer.get_nowait()
+        except queue.Empty:
+            self._ready.clear()
+            return _EMPTY
+        if exc is not None:
+            raise exc
+        if item is _END:
+            self._buffer.put((None, _END))  # stays at the end for later polls
+        return item
+
+    def wait(self, seconds: float) -> None:
+        self._ready.wait(seconds)
+
+    def close(self) -> None:
+        self._done.set()
+
+
 class ShuffleDataset(_UnaryDataset):
     """TF's buffer shuffle: fill `buffer_size` elements, emit a random one, refill its slot."""
 
@@ -203,7 +375,8 @@ class ShuffleDataset(_UnaryDataset):
         if self._reshuffle:
             rng = env.rng(self, self._seed)
         else:  # every epoch replays the same order: one seed per initialization
-            rng = new_rng(env.memo(self, lambda: tuple(new_rng(self._seed).integers(2 ** 32, size=2))))
+            seed = env.memo(self, lambda: env.new_generator(self, self._seed).integers(2 ** 32, size=2).tolist())
+            rng = np.random.default_rng(seed)
         upstream = self._input._elements(env)
         buffer: list = []
         for element in upstream:

@@ -52,6 +52,7 @@ class GraphKeys:
     WHILE_CONTEXT = "while_context"
     METRIC_VARIABLES = "metric_variables"
     TABLE_INITIALIZERS = "table_initializer"
+    SAVEABLE_OBJECTS = "saveable_objects"  # what tf.train.Saver saves besides the global variables
 
 
 class Tensor:

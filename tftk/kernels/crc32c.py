@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["crc32c", "extend", "mask", "unmask"]
+__all__ = ["crc32c", "extend", "mask", "unmask", "range_kernel", "tables"]
 
 _POLY = 0x82F63B78
 _MASK_DELTA = 0xA282EAD8
@@ -34,33 +34,41 @@ def _tables() -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=1)
-def _numba_kernel():
+def range_kernel():
+    """The compiled `crc_range(crc, data, start, end, table)`: the CRC of `crc`'s bytes followed by
+    data[start:end] (a uint8 array; `table` is `tables()` as int64). Other kernels call it too
+    (kernels/record_scan.py checks a whole buffer of TFRecords in one call)."""
     from numba import njit
 
     @njit(cache=True, nogil=True)
-    def kernel(crc, data, table):  # pragma: no cover - compiled; int64 throughout (numba's uint mixing is float)
+    def crc_range(crc, data, start, end, table):  # pragma: no cover - compiled; int64 throughout (numba's uint mixing is float)
         crc = (~crc) & 0xFFFFFFFF
-        n = data.shape[0]
-        i = 0
-        while n - i >= 8:
+        i = start
+        while end - i >= 8:
             lo = crc ^ (np.int64(data[i]) | (np.int64(data[i + 1]) << 8) | (np.int64(data[i + 2]) << 16)
                         | (np.int64(data[i + 3]) << 24))
             crc = (table[7, lo & 0xFF] ^ table[6, (lo >> 8) & 0xFF] ^ table[5, (lo >> 16) & 0xFF]
                    ^ table[4, (lo >> 24) & 0xFF] ^ table[3, data[i + 4]] ^ table[2, data[i + 5]]
                    ^ table[1, data[i + 6]] ^ table[0, data[i + 7]])
             i += 8
-        while i < n:
+        while i < end:
             crc = table[0, (crc ^ np.int64(data[i])) & 0xFF] ^ (crc >> 8)
             i += 1
         return (~crc) & 0xFFFFFFFF
-    return kernel
+    return crc_range
+
+
+@functools.lru_cache(maxsize=1)
+def tables() -> np.ndarray:
+    """The slicing-by-8 tables as int64, the form the compiled kernels take."""
+    return _tables().astype(np.int64)
 
 
 def extend(crc: int, data) -> int:
     """The CRC-32C of the bytes hashed into `crc` followed by `data` (bytes-like or uint8 array)."""
     view = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
     if view.size >= _NUMBA_THRESHOLD:
-        return int(_numba_kernel()(np.int64(crc), view, _tables().astype(np.int64)))
+        return int(range_kernel()(np.int64(crc), view, 0, view.size, tables()))
     table = _tables()[0].tolist()
     crc ^= 0xFFFFFFFF
     for byte in view.tobytes():

@@ -10,7 +10,7 @@ Errors name the feature key and the record (its position in the batch, or `examp
 from __future__ import annotations
 
 import collections
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -68,6 +68,10 @@ class _Spec:
         self.np_dtype = object if self.dtype is dtypes.string else self.dtype.as_numpy_dtype
         self.dims = self.shape.as_tuple() if self.shape.is_fully_defined() else None
         self.size = int(np.prod(self.dims)) if self.dims is not None else None
+        self.key_bytes = key.encode()
+        self.list_field = {"float_list": 2, "int64_list": 3}.get(self.kind, 0)  # Feature's oneof field
+        # the compiled decoder takes dense float/int64 features (set again when `sequence` changes)
+        self.compiled = not self.sparse and not self.sequence and self.list_field != 0
         default = None if self.sparse else feature.default_value
         self.default = None
         if default is not None:
@@ -168,13 +172,15 @@ def _bind_parse_example(op: Any, ctx: Any):
     from tftk.proto.example import Example
     sparse, dense = op.get_attr("sparse"), op.get_attr("dense")
     batched = op.get_attr("batched")
-
+    compiled = not sparse and all(spec.compiled for spec in dense)
     single = [f"the record of {op.name}"]
 
-    def kernel(serialized, *names):
-        records = np.ravel(np.asarray(serialized, dtype=object)) if batched else [np.asarray(serialized, dtype=object).item()]
-        labels = single if not batched and not names else \
+    def labels_of(records: list, names: tuple) -> list[str]:
+        return single if not batched and not names else \
             _record_names(op, len(records), names[0] if names else None, batched)
+
+    def parse(records: list, labels: list[str]) -> list:
+        """The outputs, parsing every record with the protobuf classes."""
         maps = [_decode(Example, r, label).features.feature for r, label in zip(records, labels)]
         out: list = []
         for spec in sparse:
@@ -190,9 +196,54 @@ def _bind_parse_example(op: Any, ctx: Any):
                 parts = [spec.dense(m[spec.key] if spec.key in m else None, label)
                          for m, label in zip(maps, labels)]
                 out.append(np.stack(parts) if batched else parts[0])
+        return out
+
+    def kernel(serialized, *names):
+        records = np.ravel(np.asarray(serialized, dtype=object)).tolist() if batched else \
+            [np.asarray(serialized, dtype=object).item()]
+        out = None
+        if compiled:
+            out = _parse_compiled(records, dense, lambda: labels_of(records, names), parse)
+        if out is None:
+            out = parse(records, labels_of(records, names))
+        if not batched:
+            out = [o[0] for o in out] if compiled else out
         return tuple(out) if len(out) > 1 else out[0]
 
     return kernel
+
+
+def _parse_compiled(records: list, dense: list[_Spec], labels: Callable[[], list[str]],
+                    parse: Callable[[list, list[str]], list]) -> list | None:
+    """Dense float/int64 features of a batch by the compiled wire-format decoder
+    (kernels/example_parse.py); records it cannot decide alone go through `parse` (protobuf),
+    which also raises TF's errors. None when the records are not all bytes."""
+    from tftk.kernels.example_parse import FLOAT_LIST, INT64_LIST, MISSING, OTHER, parse_dense
+    try:
+        floats, ints, columns, status = parse_dense(records, [s.key_bytes for s in dense],
+                                                    [s.list_field for s in dense], [s.size for s in dense])
+    except TypeError:  # str or other non-bytes records: protobuf's path names the problem
+        return None
+    n = len(records)
+    out, retry = [], set()
+    for f, spec in enumerate(dense):
+        source = floats if spec.list_field == FLOAT_LIST else ints
+        block = source[:, columns[f]:columns[f] + spec.size]
+        value = (block if source.shape[1] == spec.size else np.ascontiguousarray(block)).reshape((n,) + spec.dims)
+        missing = status[:, f] == MISSING
+        if missing.any():
+            if spec.default is None:
+                retry.update(np.flatnonzero(missing).tolist())
+            else:
+                value[missing] = spec.default
+        retry.update(np.flatnonzero(status[:, f] == OTHER).tolist())
+        out.append(value)
+    if retry:
+        names = labels()
+        for row in sorted(retry):
+            for value, part in zip(out, parse([records[row]], [names[row]])):
+                value[row] = part[0] if part.shape[:1] == (1,) and part.ndim == value.ndim else part
+    return out
 
 
 def _missing_sequence(spec: _Spec, record: str) -> np.ndarray:
