@@ -87,6 +87,7 @@ class Batcher:
         self._queues: dict[tuple, deque[_Task]] = {}
         self._waiting_rows = 0
         self._arriving = 0  # requests a front end has admitted that may still join a batch
+        self._round_held = False  # an event loop's round of requests counts as one arrival (hold_for_round)
         self._condition = threading.Condition()
         self._stopping = False
         self._threads = [threading.Thread(target=self._work, name=f"tftk-batch-{i}", daemon=True)
@@ -116,6 +117,22 @@ class Batcher:
                 with self._condition:
                     self._arriving -= 1
                     self._condition.notify_all()
+
+    def hold_for_round(self, loop) -> None:
+        """An event-loop front end is handing over a round of requests (those its last poll read): batches
+        stay open until the loop's round of callbacks ends, so the round's requests can join them."""
+        if self._round_held:
+            return
+        self._round_held = True
+        with self._condition:
+            self._arriving += 1
+        loop.call_soon(self._end_round)
+
+    def _end_round(self) -> None:
+        self._round_held = False
+        with self._condition:
+            self._arriving -= 1
+            self._condition.notify_all()
 
     def submit(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
                keys: list[str], arrival: list[bool] | None = None) -> Future:
