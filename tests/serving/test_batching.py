@@ -167,3 +167,35 @@ def test_server_batches_concurrent_rest_and_grpc_requests(serve, mlp_run, tmp_pa
     # ... of which some ran together: how many share a batch depends on the scheduler (a batch
     # closes early once no admitted request is on its way), so only "some" is asserted here
     assert batches < 1 + 32, metrics
+
+
+def test_an_event_loop_round_of_requests_runs_as_one_batch(counted):
+    """The REST front end hands requests over from one loop callback after another; the batch stays open
+    until the loop's round ends (hold_for_round), then closes at once without waiting for its timeout."""
+    import asyncio
+
+    servable, calls = counted
+    batcher = Batcher(BatchingParameters(max_batch_size=8, batch_timeout_micros=30_000_000, num_batch_threads=1))
+    images = np.random.default_rng(1).random((5, 64), dtype=np.float32)
+    loop = asyncio.new_event_loop()
+    futures = []
+
+    def hand_over(i):  # as HttpConnection does for each complete request of the round
+        batcher.hold_for_round(loop)
+        futures.append(batcher.submit(servable, "serving_default", {"images": images[i:i + 1]}, ["classes"]))
+        time.sleep(0.02)  # the batch thread is free meanwhile: it must not take a partial batch
+
+    async def round_of_five():
+        for i in range(5):
+            loop.call_soon(hand_over, i)
+        await asyncio.sleep(0)
+        return await asyncio.wrap_future(futures[-1]) if futures else None
+
+    started = time.monotonic()
+    loop.run_until_complete(round_of_five())
+    results = [future.result(10) for future in futures]
+    loop.close()
+    batcher.stop()
+    assert calls == [5] and time.monotonic() - started < 10
+    expected = servable.runner("serving_default", {"images": images}, ["classes"])["classes"]
+    assert [int(r["classes"][0]) for r in results] == expected.tolist()
