@@ -48,5 +48,5 @@ def test_what_is_not_json_is_refused(codec, body):
 ], ids=["prediction", "escapes", "nested"])
 def test_dumps_is_compact_and_round_trips(codec, value):
     text = codec.dumps(value)
-    assert isinstance(text, bytes) and b", " not in text and b": " not in text.replace(b'": \\"', b"")
+    assert isinstance(text, bytes) and b", " not in text and b'": ' not in text  # compact
     assert codec.loads(text) == value
