@@ -85,6 +85,7 @@ class Batcher:
         self.parameters = parameters
         self.metrics = None  # tftk.serving.metrics.Metrics, set by the server
         self._queues: dict[tuple, deque[_Task]] = {}
+        self._queued_rows: dict[tuple, int] = {}  # examples in each queue
         self._waiting_rows = 0
         self._arriving = 0  # requests a front end has admitted that may still join a batch
         self._round_held = False  # an event loop's round of requests counts as one arrival (hold_for_round)
@@ -151,12 +152,17 @@ class Batcher:
                 raise QueueFull("the server is shutting down")
             if self._waiting_rows + rows > limit and self._waiting_rows:
                 raise QueueFull(f"batching queue full ({self._waiting_rows} examples waiting); retry later")
-            self._queues.setdefault(key, deque()).append(task)
+            queue = self._queues.setdefault(key, deque())
+            queue.append(task)
+            self._queued_rows[key] = queued = self._queued_rows.get(key, 0) + rows
             self._waiting_rows += rows
             if arrival is not None and arrival[0]:
                 arrival[0] = False
                 self._arriving -= 1
-            self._condition.notify_all()
+            # Wake the batch threads only when that changes what they do (each wake-up costs CPU and a GIL
+            # hand-off): a new queue (its timeout starts), a full batch, or nothing else on its way.
+            if len(queue) == 1 or queued >= self.parameters.max_batch_size or self._arriving == 0:
+                self._condition.notify_all()
         return task.future
 
     def _work(self) -> None:
@@ -180,7 +186,7 @@ class Batcher:
             key = min(self._queues, key=lambda k: self._queues[k][0].enqueued)
             queue = self._queues[key]
             wait = queue[0].enqueued + timeout - time.monotonic()
-            if sum(task.rows for task in queue) < limit and wait > 0 and self._arriving > 0 and not self._stopping:
+            if self._queued_rows[key] < limit and wait > 0 and self._arriving > 0 and not self._stopping:
                 self._condition.wait(wait)
                 continue
             batch, rows = [queue.popleft()], 0
@@ -188,8 +194,10 @@ class Batcher:
             while queue and rows + queue[0].rows <= limit:
                 rows += queue[0].rows
                 batch.append(queue.popleft())
-            if not queue:
-                del self._queues[key]
+            if queue:
+                self._queued_rows[key] -= rows
+            else:
+                del self._queues[key], self._queued_rows[key]
             self._waiting_rows -= rows
             return batch
 
