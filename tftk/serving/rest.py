@@ -23,7 +23,7 @@ from typing import Any
 
 from tftk.serving import json_codec
 from tftk.serving.api import ModelRef, ServingApi
-from tftk.serving.batching import QueueFull
+from tftk.serving.batching import INLINE_ROWS, QueueFull
 from tftk.serving.http import Pending, Request, Response, error_response
 from tftk.serving.metrics import Metrics
 from tftk.serving.servable import NotFound, RequestError, Signature
@@ -33,7 +33,6 @@ __all__ = ["RestApp", "signature_json", "status_json"]
 
 _ROUTE = re.compile(r"/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>[^/:]+)|/labels/(?P<label>[^/:]+))?"
                     r"(?P<verb>/metadata|:predict|:classify|:regress)?")
-INLINE_ROWS = 8  # unbatched requests of at most this many examples run on the event loop itself
 _METRICS_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 _access = logging.getLogger("tftk.serving.access")
 _log = logging.getLogger("tftk.serving")
