@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ class _Shared:
         self.handler, self.limits, self.on_round, self.rejected = handler, limits, on_round, rejected
         self.connections: set[HttpConnection] = set()
         self.queued = 0  # requests admitted and not yet answered
+        self.loop_thread = threading.get_ident()  # made on the loop's thread
 
 
 class HttpConnection(asyncio.Protocol):
@@ -202,11 +204,17 @@ class HttpConnection(asyncio.Protocol):
                 answer = error_response(500, f"{type(error).__name__}: {error}")
             if isinstance(answer, Pending):
                 self._busy = True
-                answer.future.add_done_callback(
-                    lambda future, answer=answer, keep_alive=keep_alive:
-                    self._loop.call_soon_threadsafe(self._finish, answer, keep_alive))
+                answer.future.add_done_callback(lambda future, answer=answer, keep_alive=keep_alive:
+                                                self._schedule(self._finish, answer, keep_alive))
                 return
             self._write(answer, keep_alive)
+
+    def _schedule(self, callback, *args) -> None:
+        """Run `callback` on the loop: from the loop's own thread (a batch run there) without waking it."""
+        if threading.get_ident() == self._shared.loop_thread:
+            self._loop.call_soon(callback, *args)
+        else:
+            self._loop.call_soon_threadsafe(callback, *args)
 
     def _finish(self, pending: Pending, keep_alive: bool) -> None:
         self._busy = False
