@@ -1,13 +1,15 @@
-"""Load test of `tftk serve`'s REST predict with wrk: requests/s and p50/p99 latency.
+"""Load test of `tftk serve`'s REST predict with wrk: requests/s, p50/p99 latency, server CPU per request.
 
     python bench/bench_serving.py [--duration 5] [--clients 1 8 64]
 
 For the digits MLP and ConvNet (small runs trained here first), one server without batching and
 one with (--enable-batching) run side by side on 127.0.0.1; each client count is measured on
 both in turn (interleaved), --repeats rounds, and the table shows the medians, so a ratio
-compares like with like on a shared machine. Each request
-is one example (`{"instances": [...]}`). Needs `wrk` (apt-get install wrk) and the serve extra.
-Loopback only; every wrk run is bounded by --duration.
+compares like with like on a shared machine. Each request is one example (`{"instances": [...]}`).
+Besides wrk's figures, the server's CPU time per answered request (user + system, all its
+threads, from /proc) is shown: on a loaded machine wall-clock rates mostly measure the
+scheduler, while CPU per request says what one request costs the server. Needs `wrk` (apt-get
+install wrk) and the serve extra. Loopback only; every wrk run is bounded by --duration.
 """
 
 from __future__ import annotations
@@ -59,16 +61,26 @@ def _milliseconds(text: str) -> float:
     return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[unit]
 
 
-def run_wrk(port: int, script: Path, clients: int, duration: int) -> dict:
-    """wrk's requests/s, p50 and p99 (ms) and the count of non-2xx answers."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` and all its threads so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_wrk(port: int, pid: int, script: Path, clients: int, duration: int) -> dict:
+    """wrk's requests/s, p50 and p99 (ms), the count of non-2xx answers, and the server's CPU us per request."""
+    cpu_before = cpu_seconds(pid)
     done = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{duration}s", "--timeout", "10s", "--latency",
                            "-s", str(script), f"http://127.0.0.1:{port}/v1/models/m:predict"],
                           capture_output=True, text=True, timeout=duration + 60)
+    cpu = cpu_seconds(pid) - cpu_before
     out = done.stdout
     if "Requests/sec" not in out:
         raise SystemExit(f"wrk failed:\n{out}{done.stderr}")
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    answered = int(re.search(r"(\d+) requests in", out).group(1))
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "cpu_us": cpu / max(answered, 1) * 1e6,
             "p50": _milliseconds(re.search(r"\s50%\s+(\S+)", out).group(1)),
             "p99": _milliseconds(re.search(r"\s99%\s+(\S+)", out).group(1)),
             "errors": int(errors.group(1)) if errors else 0}
@@ -86,6 +98,7 @@ def main() -> None:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk not found: apt-get install wrk")
     os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".venv" / "numba-cache"))
+    print(f"load at start: {os.getloadavg()[0]:.1f} (1-minute average, {os.cpu_count()} cores)", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
@@ -105,27 +118,31 @@ def main() -> None:
                     rounds = {False: [], True: []}
                     for _ in range(args.repeats):
                         for batched in (False, True):
-                            result = run_wrk(18702 if batched else 18701, script, clients, args.duration)
+                            result = run_wrk(18702 if batched else 18701, servers[batched].pid, script, clients,
+                                             args.duration)
                             rounds[batched].append(result)
                             print(f"{name:8} clients={clients:3} batching={'on ' if batched else 'off'} "
                                   f"{result['rps']:8.0f} req/s  p50 {result['p50']:7.2f} ms  "
-                                  f"p99 {result['p99']:7.2f} ms  non-2xx {result['errors']}", flush=True)
+                                  f"p99 {result['p99']:7.2f} ms  cpu {result['cpu_us']:6.0f} us/req  "
+                                  f"non-2xx {result['errors']}", flush=True)
                     for batched, results in rounds.items():
-                        median = {key: statistics.median(r[key] for r in results) for key in ("rps", "p50", "p99")}
+                        median = {key: statistics.median(r[key] for r in results)
+                                  for key in ("rps", "p50", "p99", "cpu_us")}
                         rows.append((name, clients, batched, {**median, "errors": sum(r["errors"] for r in results)}))
             finally:
                 for process in servers.values():
                     process.send_signal(signal.SIGTERM)
                     process.wait(30)
     print(f"\nmedians of {args.repeats} interleaved {args.duration} s wrk runs; max_batch_size {args.max_batch_size}, "
-          f"batch_timeout_micros {args.batch_timeout_micros}")
-    print("\n| model | clients | batching | req/s | p50 ms | p99 ms | non-2xx | batched/unbatched req/s |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"batch_timeout_micros {args.batch_timeout_micros}; load at end {os.getloadavg()[0]:.1f}")
+    print("\n| model | clients | batching | req/s | p50 ms | p99 ms | server CPU us/req | non-2xx "
+          "| batched/unbatched req/s | unbatched/batched CPU |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, clients, batched, result in rows:
         base = next(r for n, c, b, r in rows if n == name and c == clients and not b)
-        ratio = f"{result['rps'] / base['rps']:.2f}x" if batched else ""
+        ratios = f"{result['rps'] / base['rps']:.2f}x | {base['cpu_us'] / result['cpu_us']:.2f}x" if batched else " | "
         print(f"| {name} | {clients} | {'on' if batched else 'off'} | {result['rps']:.0f} | {result['p50']:.2f} | "
-              f"{result['p99']:.2f} | {result['errors']} | {ratio} |")
+              f"{result['p99']:.2f} | {result['cpu_us']:.0f} | {result['errors']} | {ratios} |")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import tftk as tf
-from tftk.distributed import auth, wire
+from tftk.distributed import auth, remote, wire
 from tftk.distributed.remote import Channel
 from tftk.distributed.server import Server
 
@@ -117,6 +117,7 @@ class server_variable:
 def test_a_task_with_a_secret_refuses_whoever_cannot_prove_it(make_server, monkeypatch):
     server, address = make_server(secret="s3cret")
     monkeypatch.delenv(auth.SECRET_VARIABLE, raising=False)
+    monkeypatch.setattr(remote, "task_credentials", lambda: (None, None))  # sessions of another process
     with pytest.raises(tf.errors.UnauthenticatedError, match="requires the cluster secret: set TFTK_CLUSTER_SECRET"):
         Channel(address)
     monkeypatch.setenv(auth.SECRET_VARIABLE, "guess")

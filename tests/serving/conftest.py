@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-pytest.importorskip("uvicorn", reason="tftk serve needs the serve extra: pip install -e '.[serve]'")
+pytest.importorskip("httptools", reason="tftk serve needs the serve extra: pip install -e '.[serve]'")
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"

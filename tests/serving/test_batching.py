@@ -167,3 +167,47 @@ def test_server_batches_concurrent_rest_and_grpc_requests(serve, mlp_run, tmp_pa
     # ... of which some ran together: how many share a batch depends on the scheduler (a batch
     # closes early once no admitted request is on its way), so only "some" is asserted here
     assert batches < 1 + 32, metrics
+
+
+@pytest.mark.parametrize("requests, batches, on_the_loop", [(5, [5], [True]), (12, [8, 4], [False, None])],
+                         ids=["small-round-runs-on-the-loop", "full-batch-goes-to-a-batch-thread"])
+def test_an_event_loop_round_of_requests_runs_as_one_batch(counted, requests, batches, on_the_loop):
+    """The REST front end hands requests over from one loop callback after another; the batch stays open
+    until the loop's round ends (hold_for_round), then closes at once without waiting for its timeout. A
+    small one runs on the loop's thread (no hand-off); a full one goes to a batch thread at once."""
+    import asyncio
+
+    servable, calls = counted
+    threads = []
+    counting = servable.runner
+
+    def recording(name, inputs, keys):
+        threads.append(threading.get_ident())
+        return counting(name, inputs, keys)
+
+    servable.runner = recording
+    batcher = Batcher(BatchingParameters(max_batch_size=8, batch_timeout_micros=30_000_000, num_batch_threads=1))
+    images = np.random.default_rng(1).random((requests, 64), dtype=np.float32)
+    loop = asyncio.new_event_loop()
+    futures = []
+
+    def hand_over(i):  # as HttpConnection does for each complete request of the round
+        batcher.hold_for_round(loop)
+        futures.append(batcher.submit(servable, "serving_default", {"images": images[i:i + 1]}, ["classes"]))
+        time.sleep(0.02)  # the batch thread is free meanwhile: it must not take a partial batch
+
+    async def one_round():
+        for i in range(requests):
+            loop.call_soon(hand_over, i)
+        await asyncio.sleep(0)
+
+    loop.run_until_complete(one_round())
+    loop_thread = threading.get_ident()
+    results = [future.result(10) for future in futures]
+    loop.close()
+    batcher.stop()
+    assert calls == batches
+    assert [{True: t == loop_thread, False: t != loop_thread, None: True}[want]
+            for t, want in zip(threads, on_the_loop)] == [True] * len(batches)
+    expected = counting("serving_default", {"images": images}, ["classes"])["classes"]
+    assert [int(r["classes"][0]) for r in results] == expected.tolist()

@@ -6,8 +6,8 @@ without hello) gets the connection closed without a reply.
 A task started with a secret (the `TFTK_CLUSTER_SECRET` environment variable, or `Server(secret=...)`)
 closes any connection that cannot answer, before reading a single request; sessions take the secret
 from the same variable. The secret never travels, and a recorded answer is useless for the next
-connection's challenge. It authenticates, it does not encrypt: on an untrusted network, also tunnel
-the cluster's traffic (ssh, WireGuard, a TLS proxy).
+connection's challenge. It authenticates, it does not encrypt: on an untrusted network, also give the
+tasks TLS (`tftk.distributed.tls`), inside which the challenge then runs.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import hmac
 import os
 import secrets
 import socket
+import ssl
 
-from tftk.distributed import wire
+from tftk.distributed import tls, wire
 from tftk.framework import errors
 
 __all__ = ["SECRET_VARIABLE", "cluster_secret", "serve_handshake", "client_handshake"]
@@ -61,12 +62,17 @@ def client_handshake(sock: socket.socket, secret: bytes | None, address: str) ->
     try:
         wire.send_message(sock, {"method": "hello"})
         hello, _ = wire.recv_message(sock)
+        if "error" in hello:  # e.g. a task with TLS answering a plaintext hello
+            raise errors.UnauthenticatedError(None, None, f"Task {address} refused the connection: {hello.get('message')}")
         challenge = hello.get("challenge")
         if hello.get("hello") != "tftk-task" or not isinstance(challenge, str):
             raise errors.UnavailableError(None, None, f"{address} is not a tftk task (unexpected greeting)")
         wire.send_message(sock, {"proof": None if secret is None else _proof(secret, challenge)})
         reply, _ = wire.recv_message(sock)
     except (OSError, ValueError) as exc:
+        if isinstance(sock, ssl.SSLSocket) and isinstance(exc, OSError) and not isinstance(exc, TimeoutError):
+            # with TLS 1.3 a task rejects our certificate after the handshake: its alert or close arrives here
+            raise errors.UnauthenticatedError(None, None, tls.refusal_message(exc, address)) from None
         raise errors.UnavailableError(None, None, f"Handshake with task {address} failed: {exc}") from None
     if "error" in reply:
         raise errors.UnauthenticatedError(None, None, f"Task {address} refused the connection: {reply['message']}")

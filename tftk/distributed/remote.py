@@ -19,9 +19,9 @@ import numpy as np
 from tftk.framework import cancellation
 from tftk.client.executor import KernelContext
 from tftk.client.plan import state_name, variable_of
-from tftk.distributed import auth, wire
+from tftk.distributed import auth, tls, wire
 from tftk.distributed.cluster import ClusterSpec, split_address
-from tftk.distributed.server import in_process_server, op_key
+from tftk.distributed.server import in_process_server, op_key, task_credentials
 from tftk.framework import errors
 from tftk.framework.device import DeviceSpec
 from tftk.framework.ops import Operation
@@ -89,10 +89,21 @@ class Channel:
         self._sock.close()
 
 
+def _credentials() -> tuple[bytes | None, tls.ClusterTLS | None]:
+    """The cluster secret and TLS files to connect with: the environment's (TFTK_CLUSTER_SECRET,
+    TFTK_CLUSTER_TLS_*), else those of a task this process runs."""
+    secret, files = auth.cluster_secret(), tls.cluster_tls()
+    if secret is None and files is None:
+        return task_credentials()
+    return secret, files
+
+
 def _connect(address: str, timeout_secs: float) -> socket.socket:
-    """Connect and answer the task's challenge (the cluster secret from TFTK_CLUSTER_SECRET), retrying the
-    connection while the task starts up (as TF1 waits for its workers)."""
+    """Connect (over TLS when configured) and answer the task's challenge, retrying the connection
+    while the task starts up (as TF1 waits for its workers)."""
     host, port = split_address(address)
+    secret, files = _credentials()
+    context = files.client_context() if files is not None else None  # bad files fail before connecting
     deadline = time.monotonic() + timeout_secs
     delay = 0.05
     while True:
@@ -100,7 +111,9 @@ def _connect(address: str, timeout_secs: float) -> socket.socket:
             sock = socket.create_connection((host, port), timeout=max(1.0, timeout_secs))
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             try:
-                auth.client_handshake(sock, auth.cluster_secret(), address)
+                if context is not None:
+                    sock = tls.connect(sock, context, host, address)
+                auth.client_handshake(sock, secret, address)
             except errors.OpError:
                 sock.close()
                 raise

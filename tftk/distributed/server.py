@@ -21,13 +21,13 @@ import numpy as np
 
 from tftk.framework import cancellation
 from tftk.client.executor import KernelContext, VariableBox
-from tftk.distributed import auth, wire
+from tftk.distributed import auth, tls, wire
 from tftk.distributed.cluster import ClusterSpec, split_address
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Graph, Operation
 from tftk.framework.tensor_shape import TensorShape
 
-__all__ = ["Server", "ServerDef", "in_process_server", "op_key"]
+__all__ = ["Server", "ServerDef", "in_process_server", "op_key", "task_credentials"]
 
 _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 _WAIT_BUDGET_SECS = 0.5  # how long a dequeue or take_grad waits per request before the client re-asks
@@ -46,6 +46,14 @@ def _served(op_type: str) -> bool:
 def in_process_server(address: str) -> "Server | None":
     """The running server of this process at `address` ("host:port"), if any."""
     return _in_process.get(address)
+
+
+def task_credentials() -> "tuple[bytes | None, tls.ClusterTLS | None]":
+    """The secret and TLS files of a server running in this process (its sessions connect as that task)."""
+    for server in list(_in_process.values()):
+        if server._secret is not None or server.tls is not None:
+            return server._secret, server.tls
+    return None, None
 
 
 def op_key(description: dict) -> str:
@@ -170,20 +178,33 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         server: Server = self.server.owner  # type: ignore[attr-defined]
-        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.request.settimeout(auth.HANDSHAKE_TIMEOUT_SECS)
+        connection = self.request
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection.settimeout(auth.HANDSHAKE_TIMEOUT_SECS)
         try:
-            if not auth.serve_handshake(self.request, server._secret):
-                return
+            if server._tls_context is not None:
+                connection = tls.accept(connection, server._tls_context, f"{self.client_address[0]}")
+                if connection is None:
+                    return
+                self.server.track(self.request, connection)
+            if auth.serve_handshake(connection, server._secret):
+                connection.settimeout(server.idle_timeout)
+                self._serve(server, connection)
         except (OSError, ValueError):
             return
-        self.request.settimeout(server.idle_timeout)
+        finally:
+            if connection is not None and connection is not self.request:
+                self.server.track(connection, None)
+                connection.close()
+
+    def _serve(self, server: "Server", connection: socket.socket) -> None:
+        """Answer requests in order until the peer closes, idles too long or sends a malformed message."""
         while True:
             try:
-                header, arrays = wire.recv_message(self.request)
+                header, arrays = wire.recv_message(connection)
             except wire.MalformedMessage as exc:
                 with contextlib.suppress(OSError):
-                    wire.send_message(self.request, {"error": "InvalidArgumentError", "message": str(exc)})
+                    wire.send_message(connection, {"error": "InvalidArgumentError", "message": str(exc)})
                 return
             except (ConnectionError, OSError, MemoryError):  # closed, idle too long, or out of memory
                 return
@@ -196,9 +217,9 @@ class _Handler(socketserver.BaseRequestHandler):
             except Exception as exc:  # a bug or bad request: report it instead of dropping the peer
                 reply, results = {"error": "InternalError", "message": f"{type(exc).__name__}: {exc}"}, []
             try:
-                wire.send_message(self.request, reply, results)
+                wire.send_message(connection, reply, results)
             except TypeError as exc:  # a value that cannot travel (e.g. a queue's state object)
-                wire.send_message(self.request, {"error": "InvalidArgumentError", "message": str(exc)}, [])
+                wire.send_message(connection, {"error": "InvalidArgumentError", "message": str(exc)}, [])
             except OSError:
                 return
 
@@ -225,6 +246,12 @@ class _TCPServer(socketserver.ThreadingTCPServer):
         finally:
             self.connections.discard(request)
 
+    def track(self, old: socket.socket, new: socket.socket | None) -> None:
+        """Count `new` (a TLS connection wrapping `old`) as the open connection instead of `old`."""
+        if new is not None:
+            self.connections.add(new)
+        self.connections.discard(old)
+
     def close_connections(self) -> None:
         for connection in list(self.connections):
             with contextlib.suppress(OSError):
@@ -242,6 +269,9 @@ class Server:
       start: listen right away.
       secret: the cluster's shared secret (default: the TFTK_CLUSTER_SECRET environment variable);
         with one, only processes that know it may connect (see `tftk.distributed.auth`).
+      tls_cert, tls_key, tls_ca: PEM files of this task's certificate, its key and the cluster CA
+        (default: the TFTK_CLUSTER_TLS_CERT/_KEY/_CA environment variables); with them, connections
+        are TLS, and peers must present a certificate the CA signed (see `tftk.distributed.tls`).
       max_connections, idle_timeout: open connections beyond the cap are refused; one idle for
         `idle_timeout` seconds is closed (defaults 256 and 600).
     A port of 0 in this task's address picks a free port; `target` and `server_def` show it.
@@ -249,7 +279,8 @@ class Server:
 
     def __init__(self, server_or_cluster_def: Any, job_name: str | None = None, task_index: int | None = None,
                  protocol: str | None = None, config: Any = None, start: bool = True, *,
-                 secret: str | bytes | None = None, max_connections: int = 256, idle_timeout: float = 600.0):
+                 secret: str | bytes | None = None, tls_cert: str | None = None, tls_key: str | None = None,
+                 tls_ca: str | None = None, max_connections: int = 256, idle_timeout: float = 600.0):
         if isinstance(server_or_cluster_def, ServerDef):
             definition = server_or_cluster_def
             cluster, job_name, task_index = definition.cluster, definition.job_name, definition.task_index
@@ -266,6 +297,8 @@ class Server:
         self._address = cluster.task_address(job_name, task_index)
         self._job, self._task, self._cluster = job_name, task_index, cluster
         self._secret = auth.cluster_secret(secret)
+        self.tls = tls.cluster_tls(tls_cert, tls_key, tls_ca)
+        self._tls_context = self.tls.server_context() if self.tls is not None else None  # bad files fail here
         self.max_connections, self.idle_timeout = max_connections, idle_timeout
         self.store = VariableStore()
         self._ops = _RemoteOps(self.store)

@@ -60,10 +60,15 @@ class Metrics:
         self._batches: dict[str, _Histogram] = {}
         self._rejected: dict[str, int] = defaultdict(int)
         self._loaded_versions = loaded_versions
+        self._request_labels: dict[tuple, tuple[str, str]] = {}
 
     def request(self, api: str, method: str, model: str, code: int, seconds: float) -> None:
-        key = _labels(api=api, method=method, model=model, code=code)
-        timing = _labels(api=api, method=method, model=model)
+        names = (api, method, model, code)
+        labels = self._request_labels.get(names)
+        if labels is None:  # label strings built once per combination (a request's cost matters)
+            labels = self._request_labels[names] = (_labels(api=api, method=method, model=model, code=code),
+                                                    _labels(api=api, method=method, model=model))
+        key, timing = labels
         with self._lock:
             self._requests[key] += 1
             self._latency.setdefault(timing, _Histogram(LATENCY_BUCKETS)).observe(seconds)

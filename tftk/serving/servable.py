@@ -7,6 +7,7 @@ the client's fault: `RequestError`) and runs one Session.run for the requested o
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -46,8 +47,8 @@ class TensorSpec:
             if not same_kind or value.dtype.kind in "SUO" or self.dtype.kind in "SUO":
                 raise RequestError(f"input '{key}': expected {self.dtype.name}, got {_kind_name(value.dtype)}")
             value = value.astype(self.dtype)
-        if self.reshapes and self.shape and value.ndim >= 1 and None not in self.shape[1:] and \
-                int(np.prod(value.shape[1:])) == int(np.prod(self.shape[1:])):
+        if self.reshapes and self.shape and value.ndim >= 1 and value.shape[1:] != self.shape[1:] and \
+                None not in self.shape[1:] and math.prod(value.shape[1:]) == math.prod(self.shape[1:]):
             value = value.reshape((len(value), *self.shape[1:]))
         if self.shape is not None:
             fits = len(value.shape) == len(self.shape) and all(

@@ -1,4 +1,4 @@
-"""The `tftk serve` process: model manager, REST (uvicorn) and gRPC servers, graceful shutdown.
+"""The `tftk serve` process: model manager, REST (tftk.serving.http) and gRPC servers, graceful shutdown.
 
 SIGTERM or Ctrl-C: stop accepting, finish the requests in flight (up to `grace_seconds`), stop
 polling, unload the models, exit 0.
@@ -39,58 +39,10 @@ class ServerOptions:
     grace_seconds: float = 30.0
 
 
-def _header_timeout_protocol(seconds: float):
-    """uvicorn's httptools protocol, closing with 408 a connection whose request head takes over `seconds`.
-
-    uvicorn times out idle keep-alive connections but not a request head sent byte by byte
-    (slow-loris); this timer covers that, from the connection's start and after each response.
-    """
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    class Protocol(HttpToolsProtocol):
-        _head_timer = None
-
-        def connection_made(self, transport) -> None:
-            super().connection_made(transport)
-            self._arm()
-
-        def _arm(self) -> None:
-            self._disarm()
-            self._head_timer = self.loop.call_later(seconds, self._head_timeout)
-
-        def _disarm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
-        def _head_timeout(self) -> None:
-            if not self.transport.is_closing():
-                body = b'{"error": "request head not received in time"}'
-                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
-                                     b"connection: close\r\ncontent-length: " + str(len(body)).encode()
-                                     + b"\r\n\r\n" + body)
-                self.transport.close()
-
-        def on_headers_complete(self) -> None:
-            self._disarm()
-            super().on_headers_complete()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()
-
-        def connection_lost(self, exc) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-    return Protocol
-
-
 def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, poll_wait_seconds: float = 1.0,
                ready=None) -> None:
     """Serve until SIGTERM/SIGINT; `ready(rest_port, grpc_port)` is called once both listen (default: a log line)."""
-    missing = [name for name in ("uvicorn", "grpc") if importlib.util.find_spec(name) is None]
+    missing = [name for name in ("httptools", "grpc") if importlib.util.find_spec(name) is None]
     if missing:  # fail before loading models
         raise UserInputError(f"tftk serve needs the serve extra ({', '.join(missing)} missing): "
                              "pip install 'tftk[serve]'")
@@ -127,28 +79,30 @@ def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, 
 
 
 def _serve_rest(api: ServingApi, metrics: Metrics, options: ServerOptions, ready, listening: socket.socket) -> None:
-    import uvicorn
+    """The REST API on an event loop (uvloop when installed) in this thread, until SIGTERM or SIGINT."""
+    import asyncio
 
+    from tftk.serving.http import HttpLimits, serve_http
     from tftk.serving.rest import RestApp
 
-    with ThreadPoolExecutor(options.rest_api_num_threads, thread_name_prefix="tftk-rest") as executor:
-        app = RestApp(api, metrics, executor, max_body_bytes=options.max_body_bytes, max_queue=options.max_queue,
-                      body_timeout=options.request_timeout_seconds)
-        config = uvicorn.Config(app, host=options.host, port=options.rest_api_port, lifespan="off", loop=_loop(),
-                                http=_header_timeout_protocol(options.request_timeout_seconds), access_log=False,
-                                log_level="warning", timeout_graceful_shutdown=int(options.grace_seconds),
-                                limit_concurrency=options.max_queue + 64, backlog=2048, proxy_headers=False)
-        server = uvicorn.Server(config)
-        if ready is not None:
-            threading.Thread(target=_announce, args=(server, ready, options), daemon=True).start()
-        # uvicorn re-raises the signal that stopped it to the handler it found; make that a no-op so
-        # the shutdown continues here (gRPC, batcher, models) and the process exits 0.
-        previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            server.run(sockets=[listening])
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+    loop = _new_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    limits = HttpLimits(options.max_body_bytes, options.request_timeout_seconds, options.max_queue,
+                        max_connections=options.max_queue + 64)
+    batcher = api.batcher
+    on_round = (lambda: batcher.hold_for_round(loop)) if batcher is not None else (lambda: None)
+    try:
+        with ThreadPoolExecutor(options.rest_api_num_threads, thread_name_prefix="tftk-rest") as executor:
+            app = RestApp(api, metrics, executor)
+            loop.call_soon(ready, options.rest_api_port, options.port)
+            loop.run_until_complete(serve_http(listening, app, limits, stop, options.grace_seconds, on_round,
+                                               lambda reason: metrics.rejected("rest", reason)))
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        loop.close()
 
 
 def _listen(host: str, port: int, what: str) -> socket.socket:
@@ -164,9 +118,15 @@ def _listen(host: str, port: int, what: str) -> socket.socket:
     return listening
 
 
-def _loop() -> str:
-    """uvloop when installed (the serve extra has it; about twice asyncio's request rate), else asyncio."""
-    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+def _new_loop():
+    """A uvloop event loop when installed (the serve extra has it; about twice asyncio's request rate), else asyncio's."""
+    import asyncio
+
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
 
 
 def _log_ready(options: ServerOptions):
@@ -175,14 +135,6 @@ def _log_ready(options: ServerOptions):
                 ([f"gRPC on {options.host}:{grpc_port}"] if grpc_port else [])
         _log.info("ready: %s", ", ".join(parts))
     return ready
-
-
-def _announce(server, ready, options: ServerOptions) -> None:
-    """Call `ready` once uvicorn has bound its socket."""
-    while not server.started and not server.should_exit:
-        threading.Event().wait(0.01)
-    if server.started:
-        ready(options.rest_api_port, options.port)
 
 
 def _wait_for_signal() -> None:
@@ -210,5 +162,5 @@ def configure_logging(access_log: str | None) -> None:
         target.setFormatter(logging.Formatter("%(message)s"))
         access.addHandler(target)
         access.setLevel(logging.INFO)
-    else:
-        access.disabled = True
+    else:  # a level, not `disabled`: logging.config.dictConfig (as other libraries call it) re-enables loggers
+        access.setLevel(logging.CRITICAL + 1)
