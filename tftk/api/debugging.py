@@ -12,3 +12,5 @@ __all__ = ["Assert", "check_numerics", "assert_equal", "assert_greater", "assert
            "assert_integer", "assert_less", "assert_less_equal", "assert_near", "assert_negative",
            "assert_non_negative", "assert_non_positive", "assert_none_equal", "assert_positive",
            "assert_rank", "assert_rank_at_least", "assert_scalar", "assert_type", "is_numeric_tensor"]
+
+from tftk.ops.sort_ops import is_non_decreasing, is_strictly_increasing  # noqa: E402

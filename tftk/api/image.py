@@ -4,10 +4,11 @@ from tftk.ops.image_ops import (ResizeMethod, adjust_gamma, convert_image_dtype,
                                 encode_png, flip_left_right, flip_up_down, hsv_to_rgb, resize_area,
                                 resize_bicubic, resize_bilinear, resize_images,
                                 resize_nearest_neighbor, rgb_to_hsv, rot90)
+from tftk.ops.space_ops import extract_image_patches, extract_patches
 
 __all__ = ["ResizeMethod", "adjust_gamma", "convert_image_dtype", "decode_png", "encode_png",
            "flip_left_right", "flip_up_down", "hsv_to_rgb", "resize_area", "resize_bicubic",
-           "resize_bilinear", "resize_images", "resize_nearest_neighbor", "rgb_to_hsv", "rot90",
+           "resize_bilinear", "resize_images", "resize_nearest_neighbor", "rgb_to_hsv", "rot90", "extract_image_patches", "extract_patches",
            "adjust_brightness", "adjust_contrast", "central_crop", "crop_to_bounding_box", "decode_image",
            "decode_jpeg", "pad_to_bounding_box", "per_image_standardization", "random_brightness",
            "random_contrast", "random_crop", "random_flip_left_right", "random_flip_up_down",

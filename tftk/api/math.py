@@ -25,3 +25,5 @@ from tftk.ops.nn_ops import in_top_k, l2_normalize, log_softmax, softmax, softpl
 from tftk.ops.math_ops import scalar_mul
 from tftk.ops.sequence_ops import invert_permutation
 from tftk.ops.composite_math_ops import log_sigmoid, reduce_std, reduce_variance
+
+from tftk.ops.sort_ops import confusion_matrix, is_non_decreasing, is_strictly_increasing  # noqa: E402

@@ -38,3 +38,5 @@ __all__ = ["dynamic_rnn", "static_rnn", "rnn", "rnn_cell",
 ]
 
 avg_pool2d = avg_pool  # TF 1.14+ spelling
+
+from tftk.ops.space_ops import depth_to_space, space_to_batch, space_to_depth  # noqa: E402

@@ -1,0 +1,36 @@
+"""Float64 finite-difference gradients of the op types added for API coverage (issue 13, wave 2):
+sorting, index re-ordering, space/depth/batch moves, image patches, and the families after them."""
+
+import numpy as np
+import pytest
+
+import tftk as tf
+from tests.gradient_check import GradientCase, check_gradient
+
+RNG = np.random.default_rng(1313)
+
+
+def arr(*shape, lo=-1.0, hi=1.0):
+    return RNG.uniform(lo, hi, size=shape)
+
+
+GRADIENT_CASES = [
+    GradientCase("Sort", lambda x: tf.sort(x, axis=0, direction="DESCENDING"), [arr(4, 3)]),
+    GradientCase("ReverseSequence", lambda x: tf.reverse_sequence(x, [1, 3, 2], seq_axis=1, batch_axis=0),
+                 [arr(3, 4, 2)]),
+    GradientCase("SelectV2", lambda x, y: tf.where_v2(x > 0, x * x, y), [arr(3, 4), arr(1, 4)]),
+    GradientCase("EnsureShape", lambda x: tf.ensure_shape(x, [None, 3]) ** 2, [arr(2, 3)]),
+    GradientCase("SpaceToDepth", lambda x: tf.space_to_depth(x, 2) ** 2, [arr(1, 4, 2, 3)]),
+    GradientCase("DepthToSpace", lambda x: tf.depth_to_space(x, 2) ** 2, [arr(1, 2, 1, 8)]),
+    GradientCase("SpaceToBatchND", lambda x: tf.space_to_batch_nd(x, [2, 2], [[1, 1], [0, 2]]) ** 2,
+                 [arr(1, 2, 2, 2)]),
+    GradientCase("BatchToSpaceND", lambda x: tf.batch_to_space_nd(x, [2, 1], [[1, 0], [0, 0]]) ** 2,
+                 [arr(4, 2, 2, 1)]),
+    GradientCase("ExtractImagePatches", lambda x: tf.extract_image_patches(
+        x, [1, 2, 2, 1], [1, 2, 1, 1], [1, 1, 2, 1], "SAME") ** 2, [arr(1, 3, 4, 2)]),
+]
+
+
+@pytest.mark.parametrize("case", GRADIENT_CASES, ids=repr)
+def test_gradient_matches_finite_differences(case):
+    check_gradient(case)
