@@ -154,3 +154,7 @@ from tftk.ops.sort_ops import (argsort, confusion_matrix, histogram_fixed_width,
 from tftk.ops.space_ops import (batch_to_space, batch_to_space_nd, depth_to_space,  # noqa: E402
                                 extract_image_patches, required_space_to_batch_paddings, space_to_batch,
                                 space_to_batch_nd, space_to_depth)
+from tftk.api import nest  # noqa: E402
+from tftk.platform import resource_loader  # noqa: E402
+from tftk.ops.structure_checks import (assert_proper_iterable, assert_rank_in,  # noqa: E402
+                                       assert_same_float_dtype, verify_tensor_all_finite)

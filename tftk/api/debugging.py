@@ -14,3 +14,6 @@ __all__ = ["Assert", "check_numerics", "assert_equal", "assert_greater", "assert
            "assert_rank", "assert_rank_at_least", "assert_scalar", "assert_type", "is_numeric_tensor"]
 
 from tftk.ops.sort_ops import is_non_decreasing, is_strictly_increasing  # noqa: E402
+from tftk.ops.math_ops import is_finite, is_inf, is_nan  # noqa: E402
+from tftk.ops.structure_checks import (assert_all_finite, assert_proper_iterable, assert_rank_in,  # noqa: E402
+                                       assert_same_float_dtype, assert_shapes)
