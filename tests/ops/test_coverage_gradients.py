@@ -34,3 +34,18 @@ GRADIENT_CASES = [
 @pytest.mark.parametrize("case", GRADIENT_CASES, ids=repr)
 def test_gradient_matches_finite_differences(case):
     check_gradient(case)
+
+BESSEL_POINTS = np.array([-3.0, -0.4, 0.0, 0.7, 2.5])
+GRADIENT_CASES += [
+    GradientCase("BesselI0", lambda x: tf.math.bessel_i0(x), [BESSEL_POINTS]),
+    GradientCase("BesselI0e", lambda x: tf.math.bessel_i0e(x), [BESSEL_POINTS[BESSEL_POINTS != 0]]),
+    GradientCase("BesselI1", lambda x: tf.math.bessel_i1(x), [BESSEL_POINTS]),  # I1'(0) = 0.5
+    GradientCase("BesselI1e", lambda x: tf.math.bessel_i1e(x), [BESSEL_POINTS[BESSEL_POINTS != 0]]),
+    GradientCase("Erfinv", lambda x: tf.math.erfinv(x), [np.array([-0.95, -0.3, 0.0, 0.6, 0.99])]),
+    GradientCase("Ndtri", lambda x: tf.math.ndtri(x), [np.array([1e-3, 0.3, 0.5, 0.9])], rtol=1e-4),
+    # real/imag of conj(z) times real factors: products of complex tensors are left out, since
+    # tftk's complex Mul gradient does not conjugate as TF's does (an open difference).
+    GradientCase("Conj", lambda x, y: tf.real(tf.conj(tf.complex(x, y))) * y + tf.imag(tf.conj(tf.complex(x, y))) * x,
+                 [arr(3), arr(3)]),
+    GradientCase("Angle", lambda x, y: tf.angle(tf.complex(x, y)), [arr(4, lo=0.2), arr(4)]),
+]
