@@ -157,6 +157,7 @@ from tftk.ops.space_ops import (batch_to_space, batch_to_space_nd, depth_to_spac
 from tftk.api import nest  # noqa: E402
 from tftk.platform import resource_loader  # noqa: E402
 from tftk.ops.structure_checks import (assert_proper_iterable, assert_rank_in,  # noqa: E402
-                                       assert_same_float_dtype, verify_tensor_all_finite)
+                                       assert_same_float_dtype)
+from tftk.api.debugging import verify_tensor_all_finite  # noqa: E402
 from tftk.ops.bessel_erfinv_ops import (accumulate_n, angle, conj, rint, truncatediv,  # noqa: E402
                                         truncatemod)

@@ -1,6 +1,6 @@
 """Checks on a tensor's rank, dtype, shape and values that TF1 lists beside its asserts:
-assert_rank_in, assert_same_float_dtype, assert_proper_iterable, assert_shapes and
-verify_tensor_all_finite (assert_all_finite).
+assert_rank_in, assert_same_float_dtype, assert_proper_iterable, assert_shapes (verify_tensor_all_finite, which needs the debug
+layer's CheckNumerics, is in tftk/api/debugging.py).
 
 Static facts are checked at once (ValueError/TypeError, as TF raises them); what is only known
 when the graph runs becomes an Assert op.
@@ -13,14 +13,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from tftk.framework import dtypes
-from tftk.framework.ops import Operation, Tensor, control_dependencies, convert_to_tensor, name_scope
+from tftk.framework.ops import Operation, Tensor, convert_to_tensor, name_scope
 from tftk.framework.sparse_tensor import SparseTensor
 from tftk.ops import array_ops, math_ops
 from tftk.ops.control_flow_ops import group, no_op
 from tftk.ops.logging_ops import Assert
 
-__all__ = ["assert_rank_in", "assert_same_float_dtype", "assert_proper_iterable", "assert_shapes",
-           "verify_tensor_all_finite", "assert_all_finite"]
+__all__ = ["assert_rank_in", "assert_same_float_dtype", "assert_proper_iterable", "assert_shapes"]
 
 
 def assert_rank_in(x: Any, ranks: Sequence[int], data: Any = None, summarize: int | None = None,
@@ -111,21 +110,3 @@ def assert_shapes(shapes: Any, data: Any = None, summarize: int | None = None, m
                                      [f"Tensor {t.name} dimension {k} must have size", want, "Received:", got],
                                      summarize=summarize))
         return group(*checks) if checks else no_op(name="static_checks_determined_all_ok")
-
-
-def verify_tensor_all_finite(t: Any = None, msg: str | None = None, name: str | None = None, x: Any = None,
-                             message: str | None = None) -> Tensor:
-    """`t` after a check that it holds no NaN or Inf (InvalidArgumentError naming `msg` when run)."""
-    from tftk.debug import check_numerics
-    value = convert_to_tensor(x if t is None else t, name="t")
-    text = message if msg is None else msg
-    with name_scope(name, "VerifyFinite", [value]):
-        checked = check_numerics(value, message=text)
-        with control_dependencies([checked]):
-            return array_ops.identity(value)
-
-
-def assert_all_finite(t: Any = None, msg: str | None = None, name: str | None = None, x: Any = None,
-                      message: str | None = None) -> Tensor:
-    """TF 1.13+'s name of verify_tensor_all_finite."""
-    return verify_tensor_all_finite(t, msg, name, x, message)
