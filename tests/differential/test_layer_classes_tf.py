@@ -18,7 +18,7 @@ def ramp(*shape) -> str:
     return RAMP.format(n=int(np.prod(shape)), shape=list(shape))
 
 
-def layer_row(name: str, x_shape: tuple, build: str, extra: str = "") -> Row:
+def layer_row(name: str, x_shape: tuple, build: str, extra: str = "", dtype=np.float64) -> Row:
     """`y = build(x)`; fetched with d sum(y sin y)/dx, the layer's variable names and shapes."""
     body = (f"x = tf.constant(inputs['x'])\n{build}\n{extra}"
             "fetch = {'y': y, 'dx': tf.gradients(tf.reduce_sum(y * tf.sin(y)), x)[0]}\n"
@@ -26,7 +26,7 @@ def layer_row(name: str, x_shape: tuple, build: str, extra: str = "") -> Row:
             "fetch['vars'] = tf.constant([v.name for v in tf.global_variables(mine)] or ['none'])\n"
             "fetch['var_shapes'] = tf.constant([str(v.shape.as_list()) for v in tf.global_variables(mine)] or ['none'])\n"
             "fetch['trainable'] = tf.constant([v.name for v in tf.trainable_variables(mine)] or ['none'])\n")
-    return Row(name, body, {"x": RNG.uniform(-1, 1, x_shape)})
+    return Row(name, body, {"x": RNG.uniform(-1, 1, x_shape).astype(dtype)})
 
 
 ROWS = [
@@ -62,6 +62,15 @@ ROWS = [
     layer_row("average_pooling1d", (2, 6, 2), "y = tf.layers.average_pooling1d(x, 3, 3)"),
     layer_row("MaxPooling2D", (1, 5, 5, 2), "y = tf.layers.MaxPooling2D((2, 3), 2, padding='same')(x)"),
     layer_row("AveragePooling2D", (1, 4, 6, 2), "y = tf.layers.AveragePooling2D(2, 2)(x)"),
+    layer_row("MaxPooling3D", (1, 4, 4, 3, 2), "y = tf.layers.MaxPooling3D(2, (2, 2, 1), padding='same')(x)", "",
+              np.float32),
+    layer_row("average_pooling3d", (1, 4, 4, 4, 1), "y = tf.layers.average_pooling3d(x, 2, 2)", "", np.float32),
+    layer_row("AveragePooling3D", (2, 3, 4, 3, 2), "y = tf.layers.AveragePooling3D((2, 2, 3), 1)(x)", "", np.float32),
+    layer_row("max_pooling3d", (1, 3, 3, 3, 1), "y = tf.layers.max_pooling3d(x, 3, 2, padding='same')", "", np.float32),
+    layer_row("Conv3DTranspose", (1, 2, 3, 2, 3), f"y = tf.layers.Conv3DTranspose(2, 2, strides=(2, 1, 2), "
+              f"padding='same', kernel_initializer={ramp(2, 2, 2, 2, 3)})(x)"),
+    layer_row("conv3d_transpose", (1, 2, 2, 2, 2), f"y = tf.layers.conv3d_transpose(x, 1, (2, 3, 2), "
+              f"kernel_initializer={ramp(2, 3, 2, 1, 2)}, activation=tf.nn.relu)"),
     layer_row("Flatten", (2, 3, 4), "y = tf.layers.Flatten()(x)"),
     layer_row("Dropout_inference", (3, 4), "y = tf.layers.Dropout(0.5)(x)"),
     layer_row("Dropout_training_rate0", (3, 4), "y = tf.layers.Dropout(0.0)(x, training=True)"),

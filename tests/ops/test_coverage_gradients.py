@@ -49,3 +49,14 @@ GRADIENT_CASES += [
                  [arr(3), arr(3)]),
     GradientCase("Angle", lambda x, y: tf.angle(tf.complex(x, y)), [arr(4, lo=0.2), arr(4)]),
 ]
+
+GRADIENT_CASES += [
+    GradientCase("MaxPool3D", lambda x: tf.nn.max_pool3d(x, 2, [1, 2, 1], "SAME"), [arr(1, 3, 4, 3, 2)]),
+    GradientCase("AvgPool3D", lambda x: tf.nn.avg_pool3d(x, [1, 2, 3, 2, 1], 2, "SAME"), [arr(1, 3, 4, 3, 2)]),
+    GradientCase("MaxPoolWithArgmax", lambda x: tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 1, 2, 1], "SAME")[0],
+                 [arr(2, 3, 4, 2)]),
+    GradientCase("conv3d_transpose", lambda x, w: tf.nn.conv3d_transpose(x, w, [1, 4, 3, 2, 2], [1, 2, 1, 1, 1], "SAME"),
+                 [arr(1, 2, 3, 2, 3), arr(2, 2, 1, 2, 3)]),
+    GradientCase("conv3d_backprop_filter_v2", lambda x, dy: tf.nn.conv3d_backprop_filter_v2(
+        x, [2, 1, 2, 2, 3], dy, [1, 1, 1, 1, 1], "VALID"), [arr(1, 3, 2, 3, 2), arr(1, 2, 2, 2, 3)]),
+]

@@ -15,11 +15,12 @@ from typing import Any, Callable
 from tftk.framework import dtypes
 from tftk.framework.ops import GraphKeys, Tensor, convert_to_tensor, get_collection
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, init_ops, layers as functional, nn_conv_ops, nn_ops
+from tftk.ops import array_ops, conv_backprop_ops, init_ops, layers as functional, nn_conv_ops, nn_ops, pool3d_ops
 from tftk.ops.variable_scope import get_variable, variable_scope
 
 __all__ = ["Layer", "Dense", "Dropout", "Flatten", "BatchNormalization", "Conv1D", "Conv2D", "Conv3D",
-           "Conv2DTranspose", "SeparableConv1D", "SeparableConv2D", "MaxPooling1D", "MaxPooling2D",
+           "Conv2DTranspose", "Conv3DTranspose", "MaxPooling3D", "AveragePooling3D", "max_pooling3d",
+           "average_pooling3d", "conv3d_transpose", "SeparableConv1D", "SeparableConv2D", "MaxPooling1D", "MaxPooling2D",
            "AveragePooling1D", "AveragePooling2D", "conv1d", "conv3d", "conv2d_transpose", "separable_conv1d",
            "separable_conv2d", "max_pooling1d", "average_pooling1d"]
 
@@ -292,17 +293,20 @@ class Conv2DTranspose(_Conv):
 
     def _convolve(self, inputs: Tensor) -> Tensor:
         size = array_ops.shape(inputs)
-        dims = []
-        for i, (k, s) in enumerate(zip(self.kernel_size, self.strides)):
-            grown = size[1 + i] * s
-            dims.append(grown if self.padding == "SAME" else grown + max(k - s, 0))
+        grow = lambda d, k, s: d * s if self.padding == "SAME" else d * s + max(k - s, 0)  # noqa: E731
+        dims = [grow(size[1 + i], k, s) for i, (k, s) in enumerate(zip(self.kernel_size, self.strides))]
         output_shape = array_ops.stack([size[0]] + dims + [self.filters])
-        outputs = nn_ops.conv2d_transpose(inputs, self.kernel, output_shape, [1] + self.strides + [1], self.padding)
-        static = inputs.shape.as_list() if inputs.shape.ndims == 4 else [None] * 4
-        spatial = [None if d is None else d * s + (0 if self.padding == "SAME" else max(k - s, 0))
-                   for d, k, s in zip(static[1:3], self.kernel_size, self.strides)]
+        transpose = nn_ops.conv2d_transpose if self.rank == 2 else conv_backprop_ops.conv3d_transpose
+        outputs = transpose(inputs, self.kernel, output_shape, [1] + self.strides + [1], self.padding)
+        static = inputs.shape.as_list() if inputs.shape.ndims == self.rank + 2 else [None] * (self.rank + 2)
+        spatial = [None if d is None else grow(d, k, s) for d, k, s in zip(static[1:-1], self.kernel_size, self.strides)]
         outputs.set_shape([static[0]] + spatial + [self.filters])
         return outputs
+
+
+class Conv3DTranspose(Conv2DTranspose):
+    """The transpose of Conv3D: kernel [kd, kh, kw, filters, in]."""
+    rank = 3
 
 
 class _SeparableConv(_Conv):
@@ -371,6 +375,9 @@ class _Pooling(Layer):
         self.padding = functional._layer_padding(padding)
 
     def call(self, inputs: Tensor) -> Tensor:
+        if self.rank == 3:
+            fn = pool3d_ops.max_pool3d if self.pooling_type == "MAX" else pool3d_ops.avg_pool3d
+            return fn(inputs, self.pool_size, self.strides, self.padding)
         return nn_conv_ops.pool(inputs, self.pool_size, self.pooling_type, self.padding, strides=self.strides)
 
 
@@ -382,6 +389,16 @@ class MaxPooling1D(_Pooling):
 class MaxPooling2D(_Pooling):
     """Max pooling over [batch, height, width, channels]."""
     rank, pooling_type = 2, "MAX"
+
+
+class MaxPooling3D(_Pooling):
+    """Max pooling over [batch, depth, height, width, channels]."""
+    rank, pooling_type = 3, "MAX"
+
+
+class AveragePooling3D(_Pooling):
+    """Average pooling over [batch, depth, height, width, channels]."""
+    rank, pooling_type = 3, "AVG"
 
 
 class AveragePooling1D(_Pooling):
@@ -413,3 +430,6 @@ separable_conv1d = _functional(SeparableConv1D, "Depthwise-separable 1-D convolu
 separable_conv2d = _functional(SeparableConv2D, "Depthwise-separable 2-D convolution layer.")
 max_pooling1d = _functional(MaxPooling1D, "1-D max pooling layer.")
 average_pooling1d = _functional(AveragePooling1D, "1-D average pooling layer.")
+max_pooling3d = _functional(MaxPooling3D, "3-D max pooling layer.")
+average_pooling3d = _functional(AveragePooling3D, "3-D average pooling layer.")
+conv3d_transpose = _functional(Conv3DTranspose, "Transposed 3-D convolution layer (see Conv3DTranspose).")
