@@ -60,3 +60,9 @@ GRADIENT_CASES += [
     GradientCase("conv3d_backprop_filter_v2", lambda x, dy: tf.nn.conv3d_backprop_filter_v2(
         x, [2, 1, 2, 2, 3], dy, [1, 1, 1, 1, 1], "VALID"), [arr(1, 3, 2, 3, 2), arr(1, 2, 2, 2, 3)]),
 ]
+
+GRADIENT_CASES += [  # crop_and_resize's crops are float32: its image gradient is checked at float32 precision
+    GradientCase("CropAndResize", lambda x: tf.cast(tf.image.crop_and_resize(
+        x, [[0.1, 0.2, 0.8, 0.9], [0.5, -0.1, 1.0, 0.5]], [0, 1], [3, 2]), tf.float64),
+        [arr(2, 4, 5, 2)], eps=1e-3, rtol=1e-3, atol=1e-4),
+]
