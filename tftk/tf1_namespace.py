@@ -161,3 +161,4 @@ from tftk.ops.structure_checks import (assert_proper_iterable, assert_rank_in,  
 from tftk.api.debugging import verify_tensor_all_finite  # noqa: E402
 from tftk.ops.bessel_erfinv_ops import (accumulate_n, angle, conj, rint, truncatediv,  # noqa: E402
                                         truncatemod)
+from tftk.api import test  # noqa: E402
