@@ -162,3 +162,4 @@ from tftk.api.debugging import verify_tensor_all_finite  # noqa: E402
 from tftk.ops.bessel_erfinv_ops import (accumulate_n, angle, conj, rint, truncatediv,  # noqa: E402
                                         truncatemod)
 from tftk.api import test  # noqa: E402
+from tftk.ops.linalg_more_ops import matrix_square_root  # noqa: E402

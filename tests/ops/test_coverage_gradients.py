@@ -66,3 +66,9 @@ GRADIENT_CASES += [  # crop_and_resize's crops are float32: its image gradient i
         x, [[0.1, 0.2, 0.8, 0.9], [0.5, -0.1, 1.0, 0.5]], [0, 1], [3, 2]), tf.float64),
         [arr(2, 4, 5, 2)], eps=1e-3, rtol=1e-3, atol=1e-4),
 ]
+
+SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+GRADIENT_CASES += [
+    GradientCase("MatrixExponential", lambda x: tf.linalg.expm(x), [arr(3, 3)]),
+    GradientCase("MatrixSquareRoot", lambda x: tf.linalg.sqrtm(x), [SPD3 + 0.1 * arr(3, 3)]),
+]
