@@ -5,6 +5,9 @@ subprocess of the interpreter named by ``TFTK_TF_PYTHON`` (``.ci/run`` builds th
 ``pip install tensorflow-cpu``). Where it is unset or cannot import TensorFlow, tests that need
 the oracle skip with that reason; they never pass silently.
 
+``TF_USE_LEGACY_KERAS=1`` makes ``tf.compat.v1.layers`` the TF1 layers of the ``tf-keras`` package
+(Keras 3 dropped them); without that package the layer tables skip.
+
 A snippet is TF1 source run with ``tf`` (``tensorflow.compat.v1``, v2 behaviour disabled), ``np``
 and ``inputs`` (a dict of arrays) in scope, in a fresh default graph; it assigns ``outputs``, a
 dict of name -> array-like. The same source can be run in tftk with ``tf = tftk``, which is how a
@@ -94,7 +97,7 @@ def run_in_tf(cases: Mapping[str, tuple[str, Mapping[str, Any]]]) -> dict[str, O
         for name, (_, inputs) in cases.items():
             np.savez(f"{work}/in-{name}.npz", **{k: np.asarray(v) for k, v in inputs.items()})
         Path(work, "cases.json").write_text(json.dumps({n: src for n, (src, _) in cases.items()}))
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", TF_USE_LEGACY_KERAS="1")
         proc = subprocess.run([python, "-c", _RUNNER, work], capture_output=True, text=True,
                               env=env, timeout=1800)
         if proc.returncode != 0:
@@ -135,7 +138,7 @@ def both_succeeded(oracle: Mapping[str, OracleResult], cases: Mapping[str, tuple
 def run_script_in_tf(script: str, *args: str, cwd: str | os.PathLike | None = None) -> str:
     """Run a whole Python script in the TensorFlow venv (fixture generators); return its stdout."""
     python = require_tf()
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", TF_USE_LEGACY_KERAS="1")
     proc = subprocess.run([python, script, *args], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=1800)
     if proc.returncode != 0:

@@ -31,7 +31,7 @@ _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary
              "assert_equal", "assert_greater", "assert_greater_equal", "assert_integer", "assert_less",
              "assert_less_equal", "assert_negative", "assert_non_negative", "assert_non_positive",
              "assert_none_equal", "assert_positive", "assert_rank", "assert_rank_at_least",
-             "assert_scalar", "assert_type", "is_numeric_tensor")},
+             "assert_near", "assert_scalar", "assert_type", "is_numeric_tensor")},
          "import_graph_def": "tftk.formats.importer", "graph_util": "tftk.formats.graph_util",
          "saved_model": "tftk.formats.saved_model",
          "feature_column": "tftk.feature_column",

@@ -146,3 +146,26 @@ NoGradient = no_gradient = NotDifferentiable
 arg_max, arg_min = argmax, argmin  # TF 1.x's deprecated spellings (ArgMax/ArgMin ops)
 tensor_scatter_nd_add, tensor_scatter_nd_sub = tensor_scatter_add, tensor_scatter_sub
 tensor_scatter_nd_update = tensor_scatter_update
+
+# Sorting, sets, bit operations, index arithmetic, space/depth/batch moves (issue 13's second wave).
+from tftk.api import bitwise, sets  # noqa: E402
+from tftk.ops.index_ops import (batch_gather, bitcast, ensure_shape, parallel_stack, repeat,  # noqa: E402
+                                reverse_sequence, unravel_index, where_v2)
+from tftk.ops.sort_ops import (argsort, confusion_matrix, histogram_fixed_width,  # noqa: E402
+                               histogram_fixed_width_bins, is_non_decreasing, is_strictly_increasing,
+                               searchsorted, setdiff1d, sort, unique_with_counts)
+from tftk.ops.space_ops import (batch_to_space, batch_to_space_nd, depth_to_space,  # noqa: E402
+                                extract_image_patches, required_space_to_batch_paddings, space_to_batch,
+                                space_to_batch_nd, space_to_depth)
+from tftk.api import nest  # noqa: E402
+from tftk.platform import resource_loader  # noqa: E402
+from tftk.ops.structure_checks import (assert_proper_iterable, assert_rank_in,  # noqa: E402
+                                       assert_same_float_dtype)
+from tftk.api.debugging import verify_tensor_all_finite  # noqa: E402
+from tftk.ops.bessel_erfinv_ops import (accumulate_n, angle, conj, rint, truncatediv,  # noqa: E402
+                                        truncatemod)
+from tftk.api import test  # noqa: E402
+from tftk.ops.linalg_more_ops import matrix_square_root  # noqa: E402
+from tftk.ops.misc_graph_ops import (convert_to_tensor_or_sparse_tensor, fixed_size_partitioner,  # noqa: E402
+                                     grad_pass_through, guarantee_const, init_scope, min_max_variable_partitioner,
+                                     no_regularizer, switch_case, timestamp, variable_axis_size_partitioner)

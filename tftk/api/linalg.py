@@ -21,8 +21,13 @@ from tftk.ops.matrix_ops import matrix_diag_part as diag_part
 from tftk.ops.matrix_ops import matrix_set_diag as set_diag
 from tftk.ops.matrix_ops import matrix_transpose as transpose
 from tftk.ops.nn_ops import l2_normalize
+from tftk.ops.linalg_more_ops import (eigh_tridiagonal, expm, logm, lu, lu_matrix_inverse, lu_reconstruct,
+                                      lu_solve, matrix_rank, normalize, pinv, sqrtm, tridiagonal_matmul,
+                                      tridiagonal_solve)
 
 __all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det", "diag", "diag_part", "eigh",
            "eigvalsh", "einsum", "eye", "global_norm", "inv", "l2_normalize", "logdet", "lstsq", "matmul",
            "matrix_transpose", "matvec", "norm", "qr", "set_diag", "slogdet", "solve", "svd", "tensor_diag",
-           "tensor_diag_part", "tensordot", "trace", "transpose", "triangular_solve"]
+           "tensor_diag_part", "tensordot", "trace", "transpose", "triangular_solve", "eigh_tridiagonal", "expm", "logm",
+           "lu", "lu_matrix_inverse", "lu_reconstruct", "lu_solve", "matrix_rank", "normalize", "pinv", "sqrtm",
+           "tridiagonal_matmul", "tridiagonal_solve"]

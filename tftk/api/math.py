@@ -25,3 +25,10 @@ from tftk.ops.nn_ops import in_top_k, l2_normalize, log_softmax, softmax, softpl
 from tftk.ops.math_ops import scalar_mul
 from tftk.ops.sequence_ops import invert_permutation
 from tftk.ops.composite_math_ops import log_sigmoid, reduce_std, reduce_variance
+
+from tftk.ops.sort_ops import confusion_matrix, is_non_decreasing, is_strictly_increasing  # noqa: E402
+from tftk.api import math_special as special  # noqa: E402
+from tftk.ops.bessel_erfinv_ops import (accumulate_n, angle,  # noqa: E402
+                                        bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, conj,
+                                        cumulative_logsumexp, erfcinv, erfinv, ndtri, nextafter, polyval,
+                                        rint)

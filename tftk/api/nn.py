@@ -39,3 +39,13 @@ __all__ = ["dynamic_rnn", "static_rnn", "rnn", "rnn_cell",
 ]
 
 avg_pool2d = avg_pool  # TF 1.14+ spelling
+
+from tftk.ops.space_ops import depth_to_space, space_to_batch, space_to_depth  # noqa: E402
+from tftk.ops.conv_backprop_ops import (atrous_conv2d_transpose, conv1d_transpose, conv2d_backprop_filter,  # noqa: E402
+                                        conv2d_backprop_input, conv3d_backprop_filter, conv3d_backprop_filter_v2,
+                                        conv3d_transpose, conv_transpose, depthwise_conv2d_backprop_filter,
+                                        depthwise_conv2d_backprop_input, depthwise_conv2d_native_backprop_filter,
+                                        depthwise_conv2d_native_backprop_input)
+from tftk.ops.pool3d_ops import avg_pool3d, avg_pool_v2, max_pool3d, max_pool_v2, max_pool_with_argmax  # noqa: E402
+from tftk.ops.nn_composite_ops import (batch_norm_with_global_normalization, compute_average_loss,  # noqa: E402
+                                       log_poisson_loss, scale_regularization_loss)
