@@ -1,8 +1,8 @@
 """Real TF 1.x estimators as the oracle: tensorflow-estimator 2.15 loaded into TF 2.21.
 
 TF 2.21 dropped `tf.estimator`; `pip install --no-deps tensorflow-estimator==2.15.0` still holds the
-code, and it runs once three names TF 2.21 removed are put back (`_TF_PRELUDE`: an empty
-`distribute.estimator_training`, the 'estimator' API name of tf_export) and its package
+code, and it runs once three names TF 2.21 removed are put back (`_TF_PRELUDE`: a
+`distribute.estimator_training` that says "not distributed", the 'estimator' API name of tf_export) and its package
 `__init__` — which imports the TPU estimator — is skipped. Premade estimators are reached with
 TF1's own feature columns (`feature_column._numeric_column`, ...): the v2 columns would route
 them through Keras 3, which cannot run them. DNN estimators need Keras 2 layers and are not
@@ -25,6 +25,7 @@ _TF_PRELUDE = r'''
 import sys as _sys, types as _types, importlib.util as _ilu
 if "tensorflow_estimator.python.estimator.estimator" not in _sys.modules:
     _shim = _types.ModuleType("tensorflow.python.distribute.estimator_training")
+    _shim.should_run_distribute_coordinator = lambda config: False  # one process: TF's local path
     _sys.modules[_shim.__name__] = _shim
     from tensorflow.python.util import tf_export as _tfx
     _tfx.ESTIMATOR_API_NAME = "estimator"

@@ -95,6 +95,27 @@ second.train(train_input_fn, steps=1)
 outputs = {"first_w": first.get_variable_value("w"), "y": np.stack([p["y"] for p in preds]),
            "second_b": second.get_variable_value("b"), "second_w": second.get_variable_value("w")}
 ''', _DATA),
+    "train_and_evaluate_each_checkpoint": (_MODEL_FN + '''
+config = E.RunConfig(save_checkpoints_steps=3)
+est = E.Estimator(model_fn, model_dir=tempfile.mkdtemp(), params={"lr": 0.05}, config=config)
+metrics, exports = E.train_and_evaluate(est, E.TrainSpec(train_input_fn, max_steps=7),
+                                        E.EvalSpec(eval_input_fn, steps=None, throttle_secs=0))
+steps = []
+folder = os.path.join(est.model_dir, "eval")
+for name in sorted(os.listdir(folder)):
+    for event in tf.train.summary_iterator(os.path.join(folder, name)):
+        steps += [event.step for value in event.summary.value if value.tag == "loss"]
+outputs = {"loss": metrics["loss"], "mae": metrics["mae"], "step": metrics["global_step"],
+           "eval_steps": np.array(sorted(steps)), "exports": np.array(len(exports))}
+''', _DATA),
+    "numpy_input_fn_batches": (_MODEL_FN + '''
+est = E.Estimator(model_fn, model_dir=tempfile.mkdtemp(), params={"lr": 0.05})
+est.train(E.inputs.numpy_input_fn({"x": x}, y, batch_size=3, num_epochs=2, shuffle=False))
+preds = list(est.predict(E.inputs.numpy_input_fn({"x": x}, batch_size=5, shuffle=False)))
+metrics = est.evaluate(E.inputs.numpy_input_fn({"x": x}, y, batch_size=3, shuffle=False))
+outputs = {"step": est.get_variable_value("global_step"), "w": est.get_variable_value("w"),
+           "y": np.stack([p["y"] for p in preds]), "loss": metrics["loss"], "mae": metrics["mae"]}
+''', _DATA),
 }
 
 _BAD_SPEC = '''

@@ -4,19 +4,22 @@ train_and_evaluate, the premade estimators and `tf.estimator.export` / `tf.estim
 Loaded on first use of `tf.estimator` (it imports the SavedModel protos).
 """
 
-from tftk.estimator import export
+from tftk.estimator import export, inputs
 from tftk.estimator.estimator import Estimator
+from tftk.estimator.evaluation import FinalOpsHook
+from tftk.estimator.exporter import Exporter, FinalExporter, LatestExporter
 from tftk.estimator.mode_keys import ModeKeys
 from tftk.estimator.model_fn import EstimatorSpec
 from tftk.estimator.run_config import RunConfig
+from tftk.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 from tftk.estimator.warm_starting import WarmStartSettings
 from tftk.train.basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener, LoggingTensorHook,
                                                 NanLossDuringTrainingError, NanTensorHook, SecondOrStepTimer,
                                                 StepCounterHook, StopAtStepHook, SummarySaverHook)
 from tftk.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
-from tftk.estimator.evaluation import FinalOpsHook
 
-__all__ = ["export", "Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "WarmStartSettings",
+__all__ = ["export", "inputs", "Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "WarmStartSettings",
+           "TrainSpec", "EvalSpec", "train_and_evaluate", "Exporter", "FinalExporter", "LatestExporter",
            "CheckpointSaverHook", "CheckpointSaverListener", "LoggingTensorHook", "NanLossDuringTrainingError",
            "NanTensorHook", "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
            "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues", "FinalOpsHook"]
