@@ -85,6 +85,7 @@ from tftk.ops.sparse_math_ops import (sparse_add, sparse_concat, sparse_fill_emp
 from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce_join,
                                  string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
                                  string_to_hash_bucket_strong, substr)
+from tftk.ops.categorical_ops import tables_initializer
 from tftk.ops.text_ops import regex_replace, string_split, string_to_number
 from tftk.ops.text_ops import strip as string_strip
 from tftk.ops.state_ops import (assign, assign_add, assign_sub, batch_scatter_update, count_up_to,

@@ -25,8 +25,9 @@ LAYERS = [
     # Session, plans and their back ends, and the remote kernel context / task server.
     ("client", ["tftk.client", "tftk.distributed"]),
     # ... and TF's file formats that hold graphs and variables (meta graphs, SavedModels).
+    # ... and feature columns, which build ops and variables from a features dict.
     ("training", ["tftk.train", "tftk.summary", "tftk.debug", "tftk.debug_cli", "tftk.data",
-                  "tftk.formats"]),
+                  "tftk.formats", "tftk.feature_column"]),
     ("toolkit", ["tftk.cli", "tftk.config", "tftk.runs", "tftk.search", "tftk.training_loop",
                  "tftk.inference", "tftk.datasets", "tftk.train_progress", "tftk.seeding", "tftk.compat",
                  "tftk.api", "tftk.examples", "tftk.errors", "tftk.serving", "tftk",

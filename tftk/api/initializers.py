@@ -10,6 +10,7 @@ from tftk.ops.init_ops import RandomNormal as random_normal
 from tftk.ops.init_ops import RandomUniform as random_uniform
 from tftk.ops.init_ops import TruncatedNormal as truncated_normal
 from tftk.ops.init_ops import VarianceScaling as variance_scaling
+from tftk.ops.categorical_ops import tables_initializer
 from tftk.ops.init_ops import Zeros as zeros
 from tftk.ops.init_ops import he_normal, he_uniform, lecun_normal, lecun_uniform
 from tftk.ops.init_ops import uniform_unit_scaling_initializer as uniform_unit_scaling
@@ -19,5 +20,5 @@ from tftk.ops.variables import variables_initializer as variables
 
 __all__ = ["constant", "global_variables", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
            "identity", "lecun_normal", "lecun_uniform", "local_variables", "ones", "orthogonal",
-           "random_normal", "random_uniform", "truncated_normal", "uniform_unit_scaling", "variables",
+           "random_normal", "random_uniform", "tables_initializer", "truncated_normal", "uniform_unit_scaling", "variables",
            "variance_scaling", "zeros"]

@@ -18,6 +18,7 @@ from tftk.ops.nn_conv_ops import (atrous_conv2d, avg_pool1d, avg_pool2d, conv3d,
                                   sufficient_statistics, swish, weighted_moments)
 from tftk.ops.nn_conv_ops import swish as silu
 from tftk.ops.safe_math_ops import zero_fraction
+from tftk.ops.sparse_embedding_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse
 
 from tftk.api import rnn as rnn_cell
 from tftk.ops.rnn import dynamic_rnn, static_rnn
@@ -34,7 +35,7 @@ __all__ = ["dynamic_rnn", "static_rnn", "rnn", "rnn_cell",
     "sigmoid_cross_entropy_with_logits", "softmax", "softmax_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits_v2", "softplus", "softsign",
     "sparse_softmax_cross_entropy_with_logits", "tanh", "top_k", "weighted_cross_entropy_with_logits",
-    "xw_plus_b", "avg_pool2d",
+    "xw_plus_b", "avg_pool2d", "embedding_lookup_sparse", "safe_embedding_lookup_sparse",
 ]
 
 avg_pool2d = avg_pool  # TF 1.14+ spelling

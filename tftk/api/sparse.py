@@ -1,6 +1,8 @@
 """The `tf.sparse` namespace."""
 
 from tftk.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tftk.ops.categorical_ops import sparse_cross as cross
+from tftk.ops.categorical_ops import sparse_cross_hashed as cross_hashed
 from tftk.ops.segment_ops import sparse_segment_mean as segment_mean
 from tftk.ops.segment_ops import sparse_segment_sqrt_n as segment_sqrt_n
 from tftk.ops.segment_ops import sparse_segment_sum as segment_sum
@@ -26,7 +28,7 @@ from tftk.ops.sparse_math_ops import sparse_transpose as transpose
 from tftk.ops.sparse_ops import sparse_placeholder as placeholder
 from tftk.ops.sparse_ops import to_dense
 
-__all__ = ["SparseTensor", "SparseTensorValue", "add", "concat", "expand_dims", "eye", "fill_empty_rows",
+__all__ = ["SparseTensor", "SparseTensorValue", "add", "concat", "cross", "cross_hashed", "expand_dims", "eye", "fill_empty_rows",
            "from_dense", "matmul", "placeholder", "reduce_max", "reduce_sum", "reduce_sum_sparse", "reorder",
            "reset_shape", "reshape", "retain", "segment_mean", "segment_sqrt_n", "segment_sum", "slice",
            "sparse_dense_matmul", "split", "to_dense", "to_indicator", "transpose"]

@@ -51,6 +51,7 @@ class GraphKeys:
     COND_CONTEXT = "cond_context"
     WHILE_CONTEXT = "while_context"
     METRIC_VARIABLES = "metric_variables"
+    TABLE_INITIALIZERS = "table_initializer"
 
 
 class Tensor:

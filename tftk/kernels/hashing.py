@@ -6,14 +6,16 @@
   deprecated StringToHashBucket.
 - `siphash24`: SipHash-2-4 keyed by two 64-bit words, TF's `StrongKeyedHash`
   (StringToHashBucketStrong).
-Pure Python on uint64 arithmetic (masked ints); strings are short, one call per element.
+- `fingerprint_cat64`: TF's `FingerprintCat64`, chaining fingerprints (crossed feature columns).
+Pure Python on uint64 arithmetic (masked ints), one string at a time: the reference that
+`tftk.kernels.hash_kernels` (Numba, whole arrays) is tested against.
 """
 
 from __future__ import annotations
 
 import struct
 
-__all__ = ["fingerprint64", "tf_hash64", "siphash24"]
+__all__ = ["fingerprint64", "tf_hash64", "siphash24", "fingerprint_cat64"]
 
 _M = 0xFFFFFFFFFFFFFFFF
 _K0, _K1, _K2 = 0xC3A5C85C97CB3127, 0xB492B66FBE98F273, 0x9AE16A3B2F90404F
@@ -202,3 +204,13 @@ def siphash24(key: tuple[int, int], s: bytes) -> int:
     for _ in range(4):
         v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
     return v0 ^ v1 ^ v2 ^ v3
+
+
+def fingerprint_cat64(fp1: int, fp2: int) -> int:
+    """TF's FingerprintCat64(fp1, fp2) (tensorflow/core/platform/fingerprint.h)."""
+    mul = 0xC6A4A7935BD1E995
+    result = fp1 ^ mul
+    result ^= (_shift_mix((fp2 * mul) & _M) * mul) & _M
+    result = (result * mul) & _M
+    result = (_shift_mix(result) * mul) & _M
+    return _shift_mix(result)

@@ -1,15 +1,14 @@
 """String ops on byte-string tensors: hashing to buckets, joins, substrings, base64, formatting.
 
-Hash buckets: TF uses FarmHash Fingerprint64 (fast) and SipHash (strong); tftk uses BLAKE2b
-(8-byte digest; keyed with the two 64-bit `key` words for the strong variant). Buckets are stable
-across runs and processes but differ from TF's. None of these ops is differentiable.
+Hash buckets are TF's: FarmHash Fingerprint64 (fast), keyed SipHash-2-4 (strong), TF's Hash64 (the
+deprecated StringToHashBucket); the first two run as Numba kernels over the whole tensor
+(tftk.kernels.hash_kernels). None of these ops is differentiable.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import re
 from typing import Any, Sequence
 
@@ -56,11 +55,21 @@ def _bucket(num_buckets: int, hash64: Any) -> Any:
     return _map_strings(lambda s: hash64(_as_bytes(s)) % num_buckets, np.int64)
 
 
-registry.register_op("StringToHashBucketFast", lambda op, ctx: _bucket(op.get_attr("num_buckets"),
-                                                                      hashing.fingerprint64))
+def _bind_fast(op, ctx):
+    from tftk.kernels import hash_kernels  # lazy: Numba loads when a graph first runs the op
+    num_buckets = np.uint64(op.get_attr("num_buckets"))
+    return lambda x: (hash_kernels.fingerprint64_array(x) % num_buckets).astype(np.int64)
+
+
+def _bind_strong(op, ctx):
+    from tftk.kernels import hash_kernels
+    num_buckets, key = np.uint64(op.get_attr("num_buckets")), tuple(op.get_attr("key"))
+    return lambda x: (hash_kernels.siphash24_array(key, x) % num_buckets).astype(np.int64)
+
+
+registry.register_op("StringToHashBucketFast", _bind_fast)
 registry.register_op("StringToHashBucket", lambda op, ctx: _bucket(op.get_attr("num_buckets"), hashing.tf_hash64))
-registry.register_op("StringToHashBucketStrong", lambda op, ctx: _bucket(
-    op.get_attr("num_buckets"), functools.partial(hashing.siphash24, tuple(op.get_attr("key")))))
+registry.register_op("StringToHashBucketStrong", _bind_strong)
 
 
 def _hash_op(op_type: str, input: Any, num_buckets: int, name: str | None, attrs: dict) -> Tensor:
@@ -79,9 +88,11 @@ def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Sequence[int
                                  name: str | None = None) -> Tensor:
     """Each string's SipHash-2-4 under the two 64-bit ints of `key`, modulo `num_buckets` (as TF)."""
     key = [int(k) for k in key]
-    if len(key) != 2 or any(k < 0 or k >= 2 ** 64 for k in key):
-        raise ValueError(f"StringToHashBucketStrong: key must be two unsigned 64-bit ints, got {key}")
-    return _hash_op("StringToHashBucketStrong", input, num_buckets, name, {"key": tuple(key)})
+    if len(key) != 2 or any(k < -2 ** 63 or k >= 2 ** 63 for k in key):
+        raise ValueError(f"StringToHashBucketStrong: key must be two 64-bit ints (TF's int attr), got {key}")
+    # TF reads the two int64 attr values as the uint64 halves of the SipHash key
+    return _hash_op("StringToHashBucketStrong", input, num_buckets, name,
+                    {"key": tuple(k & 0xFFFFFFFFFFFFFFFF for k in key)})
 
 
 def string_to_hash_bucket(string_tensor: Any, num_buckets: int, name: str | None = None) -> Tensor:
