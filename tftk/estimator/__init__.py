@@ -5,6 +5,10 @@ Loaded on first use of `tf.estimator` (it imports the SavedModel protos).
 """
 
 from tftk.estimator import export, inputs
+from tftk.estimator.canned.baseline import BaselineClassifier, BaselineRegressor
+from tftk.estimator.canned.dnn import DNNClassifier, DNNRegressor
+from tftk.estimator.canned.dnn_linear_combined import DNNLinearCombinedClassifier, DNNLinearCombinedRegressor
+from tftk.estimator.canned.linear import LinearClassifier, LinearRegressor
 from tftk.estimator.estimator import Estimator
 from tftk.estimator.evaluation import FinalOpsHook
 from tftk.estimator.exporter import Exporter, FinalExporter, LatestExporter
@@ -19,7 +23,8 @@ from tftk.train.basic_session_run_hooks import (CheckpointSaverHook, CheckpointS
 from tftk.train.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 
 __all__ = ["export", "inputs", "Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "WarmStartSettings",
-           "TrainSpec", "EvalSpec", "train_and_evaluate", "Exporter", "FinalExporter", "LatestExporter",
+           "LinearClassifier", "LinearRegressor", "DNNClassifier", "DNNRegressor", "DNNLinearCombinedClassifier",
+           "DNNLinearCombinedRegressor", "BaselineClassifier", "BaselineRegressor", "TrainSpec", "EvalSpec", "train_and_evaluate", "Exporter", "FinalExporter", "LatestExporter",
            "CheckpointSaverHook", "CheckpointSaverListener", "LoggingTensorHook", "NanLossDuringTrainingError",
            "NanTensorHook", "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
            "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues", "FinalOpsHook"]
