@@ -95,3 +95,17 @@ def test_tftk_evaluates_tf_checkpoint_to_tf_metrics(oracle, name):
     metrics = {k: v for k, v in expected.outputs.items() if k.startswith("metric/")}
     _compare({k: v for k, v in got.outputs.items() if k.startswith("metric/")}, metrics)
 
+
+
+@pytest.mark.parametrize("name", ["linear_binary", "linear_weighted_vocabulary", "baseline_regressor_weighted"])
+def test_tf_evaluates_tftk_checkpoint_to_tftk_metrics(tmp_path, name):
+    """The other way: TF's estimator restores tftk's checkpoint (unpartitioned weights into TF's
+    partitioned variables) and evaluates it to tftk's metrics."""
+    trained = run_estimator_case_in_tftk(CASES[name][0].replace("tempfile.mkdtemp()", repr(str(tmp_path))), _DATA)
+    assert trained.error is None, trained.message
+    source = CASES[name][0].replace("tempfile.mkdtemp()", repr(str(tmp_path))).replace(
+        "est.train(train_input_fn, steps=5)", "")
+    expected = run_estimator_cases_in_tf({name: (source, _DATA)})[name]
+    assert expected.error is None, expected.message
+    metrics = {k: v for k, v in trained.outputs.items() if k.startswith("metric/")}
+    _compare({k: v for k, v in expected.outputs.items() if k.startswith("metric/")}, metrics)
