@@ -29,7 +29,7 @@ from tftk.estimator.model_fn import LOSS_METRIC_KEY, EstimatorSpec
 from tftk.estimator.run_config import RunConfig
 from tftk.estimator.warm_starting import WarmStartSettings, warm_start, warm_start_settings
 from tftk.framework.ops import GraphKeys, Graph, get_collection, get_default_graph
-from tftk.platform.tf_logging import get_logger
+from tftk.platform import tf_logging
 from tftk.train.basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener,
                                                 LoggingTensorHook, NanTensorHook, StopAtStepHook)
 from tftk.train.checkpoint_state import latest_checkpoint
@@ -39,8 +39,6 @@ from tftk.train.session_run_hook import SessionRunHook
 from tftk.train.training_util import create_global_step, get_global_step
 
 __all__ = ["Estimator"]
-
-_log = get_logger()
 _MODEL_FN_ARGS = {"features", "labels", "mode", "params", "config", "self"}
 
 
@@ -89,7 +87,7 @@ class Estimator:
             config = config.replace(model_dir=model_dir)
         elif config.model_dir is None:
             config = config.replace(model_dir=tempfile.mkdtemp())
-            _log.warning("Using temporary folder as model directory: %s", config.model_dir)
+            tf_logging.warning("Using temporary folder as model directory: %s", config.model_dir)
         _check_model_fn(model_fn, params)
         self._config = config
         self._model_dir = config.model_dir
@@ -163,6 +161,14 @@ class Estimator:
             create_global_step(graph)
         return graph
 
+    def _checkpoint_to_read(self, checkpoint_path: str | None, purpose: str) -> str | None:
+        """The given checkpoint, else model_dir's newest; None (and a log line) means the initial values."""
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        if not checkpoint_path:
+            tf_logging.info("Could not find trained model in model_dir: %s, running initialization to %s.",
+                      self._model_dir, purpose)
+        return checkpoint_path
+
     def _maybe_warm_start(self, checkpoint_path: str | None) -> None:
         if self._warm_start_settings is not None and not checkpoint_path:
             warm_start(*self._warm_start_settings)
@@ -184,7 +190,7 @@ class Estimator:
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Estimator.train: must specify max_steps > 0, given: {max_steps}")
         if max_steps is not None and max_steps <= self._checkpoint_global_step():
-            _log.info("Skipping training since max_steps has already saved.")
+            tf_logging.info("Skipping training since max_steps has already saved.")
             return self
         hooks = _check_hooks(hooks)
         if steps is not None or max_steps is not None:
@@ -198,7 +204,7 @@ class Estimator:
             features, labels, input_hooks = self._call_input_fn(input_fn, ModeKeys.TRAIN)
             spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
             loss = self._train_with_spec(spec, input_hooks + hooks, listeners)
-        _log.info("Loss for final step: %s.", loss)
+        tf_logging.info("Loss for final step: %s.", loss)
         return self
 
     def _checkpoint_global_step(self) -> int:
@@ -246,7 +252,7 @@ class Estimator:
                 _, loss = session.run([spec.train_op, spec.loss])
                 any_step = True
         if not any_step:
-            _log.warning("Training with estimator made no steps. Perhaps input is empty or misspecified.")
+            tf_logging.warning("Training with estimator made no steps. Perhaps input is empty or misspecified.")
         return loss
 
     # ---- evaluate -------------------------------------------------------------------------------
@@ -263,10 +269,7 @@ class Estimator:
             if steps <= 0:
                 raise ValueError(f"Estimator.evaluate: must specify steps > 0, given: {steps}")
             hooks.append(StopAfterNEvalsHook(steps))
-        checkpoint_path = checkpoint_path or self.latest_checkpoint()
-        if not checkpoint_path:
-            _log.info("Could not find trained model in model_dir: %s, running initialization to evaluate.",
-                      self._model_dir)
+        checkpoint_path = self._checkpoint_to_read(checkpoint_path, "evaluate")
         from tftk.ops.control_flow_ops import group
         from tftk.ops.metrics_impl import mean
         graph = self._new_graph()
@@ -286,7 +289,7 @@ class Estimator:
             all_hooks = input_hooks + hooks + list(spec.evaluation_hooks) + [final]
             creator = ChiefSessionCreator(scaffold=spec.scaffold, config=self._config.session_config,
                                           checkpoint_filename_with_path=checkpoint_path)
-            _log.info("Starting evaluation")
+            tf_logging.info("Starting evaluation")
             with MonitoredSession(creator, all_hooks) as session:
                 while not session.should_stop():
                     session.run(update_op)
@@ -296,7 +299,7 @@ class Estimator:
                                "(a hook failed)")
         results = {key: value for key, value in results.items()}
         write_dict_to_summary(self.eval_dir(name), results, int(results[GraphKeys.GLOBAL_STEP]))
-        _log.info("Saving dict for global step %s: %s", results[GraphKeys.GLOBAL_STEP],
+        tf_logging.info("Saving dict for global step %s: %s", results[GraphKeys.GLOBAL_STEP],
                   ", ".join(f"{key} = {value}" for key, value in sorted(results.items())))
         return results
 
@@ -308,10 +311,7 @@ class Estimator:
         """Yield model_fn's predictions for input_fn's features, one example at a time (a dict when the
         predictions are a dict, restricted to `predict_keys`), until input_fn's data runs out."""
         hooks = _check_hooks(hooks)
-        checkpoint_path = checkpoint_path or self.latest_checkpoint()
-        if not checkpoint_path:
-            _log.info("Could not find trained model in model_dir: %s, running initialization to predict.",
-                      self._model_dir)
+        checkpoint_path = self._checkpoint_to_read(checkpoint_path, "predict")
         graph = self._new_graph()
         with graph.as_default():
             features, _, input_hooks = self._call_input_fn(input_fn, ModeKeys.PREDICT)

@@ -9,12 +9,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from tftk.framework.ops import GraphKeys
-from tftk.platform.tf_logging import get_logger
+from tftk.platform import tf_logging
 from tftk.train.session_run_hook import SessionRunHook
 
 __all__ = ["StopAfterNEvalsHook", "FinalOpsHook", "write_dict_to_summary"]
-
-_log = get_logger()
 
 
 class StopAfterNEvalsHook(SessionRunHook):
@@ -29,7 +27,7 @@ class StopAfterNEvalsHook(SessionRunHook):
         self._evals_completed += 1
         if self._log_progress and (self._evals_completed == self._num_evals
                                    or self._evals_completed % max(1, self._num_evals // 10) == 0):
-            _log.info("Evaluation [%d/%d]", self._evals_completed, self._num_evals)
+            tf_logging.info("Evaluation [%d/%d]", self._evals_completed, self._num_evals)
         if self._evals_completed >= self._num_evals:
             run_context.request_stop()
 
@@ -57,7 +55,7 @@ def write_dict_to_summary(output_dir: str, dictionary: Mapping[str, Any], global
         if array.size == 1 and (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
             summary.value.add(tag=key, simple_value=float(array.reshape(())))
         else:
-            _log.warning("Skipping summary for %s, must be a float or an int scalar; got %s of shape %s",
+            tf_logging.warning("Skipping summary for %s, must be a float or an int scalar; got %s of shape %s",
                          key, array.dtype, array.shape)
     os.makedirs(output_dir, exist_ok=True)
     writer = FileWriterCache.get(output_dir)

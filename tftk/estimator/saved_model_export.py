@@ -16,14 +16,12 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from tftk.estimator.export import ServingInputReceiver, TensorServingInputReceiver
 from tftk.estimator.export_output import export_outputs_for_spec
 from tftk.estimator.mode_keys import ModeKeys
-from tftk.platform.tf_logging import get_logger
+from tftk.platform import tf_logging
 
 if TYPE_CHECKING:
     from tftk.estimator.estimator import Estimator
 
 __all__ = ["export_saved_model", "build_all_signature_defs", "timestamped_export_dir"]
-
-_log = get_logger()
 
 
 def timestamped_export_dir(export_dir_base: str) -> str:
@@ -52,7 +50,7 @@ def build_all_signature_defs(receiver_tensors: Mapping[str, Any], export_outputs
             except ValueError as error:
                 excluded[name] = str(error)
     for name, reason in sorted(excluded.items()):
-        _log.info("Signature %s is not exported: %s", name, reason)
+        tf_logging.info("Signature %s is not exported: %s", name, reason)
     return {name: signature for name, signature in signatures.items() if is_valid_signature(signature)}
 
 
@@ -104,5 +102,5 @@ def export_saved_model(estimator: "Estimator", export_dir_base: str | os.PathLik
         except BaseException:
             shutil.rmtree(export_dir, ignore_errors=True)
             raise
-    _log.info("SavedModel written to: %s", export_dir)
+    tf_logging.info("SavedModel written to: %s", export_dir)
     return os.fsencode(export_dir)

@@ -10,13 +10,11 @@ from typing import Any, Callable, Sequence
 
 from tftk.estimator.estimator import Estimator
 from tftk.estimator.exporter import Exporter
-from tftk.platform.tf_logging import get_logger
+from tftk.platform import tf_logging
 from tftk.train.basic_session_run_hooks import CheckpointSaverListener, SecondOrStepTimer
 from tftk.train.session_run_hook import SessionRunHook
 
 __all__ = ["TrainSpec", "EvalSpec", "train_and_evaluate"]
-
-_log = get_logger()
 
 
 def _hooks(hooks: Sequence[SessionRunHook] | None, where: str) -> tuple[SessionRunHook, ...]:
@@ -86,7 +84,7 @@ class _EvaluateOnNewCheckpoint(CheckpointSaverListener):
         if self._timer.should_trigger_for_step(global_step_value):
             self._evaluate(global_step_value)
         else:
-            _log.info("Skip the current checkpoint eval due to throttle secs (%s secs).", self._spec.throttle_secs)
+            tf_logging.info("Skip the current checkpoint eval due to throttle secs (%s secs).", self._spec.throttle_secs)
 
     def end(self, session: Any, global_step_value: int) -> None:
         if global_step_value != self._timer.last_triggered_step():
@@ -126,7 +124,7 @@ def train_and_evaluate(estimator: Estimator, train_spec: TrainSpec, eval_spec: E
     if not (config.save_checkpoints_steps or config.save_checkpoints_secs):
         raise ValueError("train_and_evaluate evaluates each new checkpoint: set RunConfig.save_checkpoints_steps "
                          "or save_checkpoints_secs")
-    _log.info("Start train and evaluate loop. The evaluate will happen after every checkpoint "
+    tf_logging.info("Start train and evaluate loop. The evaluate will happen after every checkpoint "
               "(save_checkpoints_steps %s or save_checkpoints_secs %s).",
               config.save_checkpoints_steps, config.save_checkpoints_secs)
     listener = _EvaluateOnNewCheckpoint(estimator, eval_spec, train_spec.max_steps)
