@@ -12,12 +12,13 @@ from tftk.user_input import UserInputError
 
 from models.basic_model import BasicModel
 from models.conv_net import ConvNet
+from models.estimator_model import EstimatorMLP
 from models.mnist_mlp import MnistMLP
 from models.word2vec import Word2Vec
 
 __all__ = ["BasicModel", "make_model", "get_model_class", "model_names", "model_schema"]
 
-_CLASSES: tuple[type[BasicModel], ...] = (MnistMLP, ConvNet, Word2Vec)
+_CLASSES: tuple[type[BasicModel], ...] = (MnistMLP, ConvNet, Word2Vec, EstimatorMLP)
 _MODELS: dict[str, type[BasicModel]] = {cls.__name__: cls for cls in _CLASSES}
 
 

@@ -33,13 +33,13 @@ _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary
              "assert_none_equal", "assert_positive", "assert_rank", "assert_rank_at_least",
              "assert_near", "assert_scalar", "assert_type", "is_numeric_tensor")},
          "import_graph_def": "tftk.formats.importer", "graph_util": "tftk.formats.graph_util",
-         "saved_model": "tftk.formats.saved_model",
+         "saved_model": "tftk.formats.saved_model", "estimator": "tftk.estimator",
          "feature_column": "tftk.feature_column",
          "GraphDef": "tftk.proto.tensorflow", "MetaGraphDef": "tftk.proto.tensorflow",
          "NodeDef": "tftk.proto.tensorflow", "AttrValue": "tftk.proto.tensorflow",
          "TensorProto": "tftk.proto.tensorflow", "make_ndarray": "tftk.summary.tensor_proto"}
 _LAZY_MODULES = {"python", "python_io", "data", "io", "metrics", "debugging", "graph_util", "saved_model",
-                 "feature_column"}
+                 "feature_column", "estimator"}
 _RENAMED = {"print": "print_v2"}  # tf.print is logging_ops.print_v2 (a module must not shadow print)
 _NAMESPACE = "tftk.tf1_namespace"
 

@@ -32,7 +32,9 @@ LAYERS = [
     ("toolkit", ["tftk.cli", "tftk.config", "tftk.runs", "tftk.search", "tftk.training_loop",
                  "tftk.inference", "tftk.datasets", "tftk.train_progress", "tftk.seeding", "tftk.compat",
                  "tftk.api", "tftk.examples", "tftk.errors", "tftk.serving", "tftk",
-                 "tftk.formats.export_run"]),
+                 "tftk.formats.export_run",
+                 # tf.estimator: drives tf.train, tf.data and SavedModels, premade models over feature columns
+                 "tftk.estimator"]),
 ]
 
 # Known upward imports, each with its reason; the list only shrinks.

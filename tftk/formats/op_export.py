@@ -125,8 +125,14 @@ def expanded_nodes(op) -> list | None:
     """The TF nodes of a tftk op that TF spells as several nodes, or None for a one-node op."""
     if op.type in ("SaveV2", "RestoreV2"):
         return _saver_nodes(op)
+    if op.type == "ParseExample":
+        return _parse_example_nodes(op)
     from tftk.formats.gradient_export import helper_nodes
     return helper_nodes(op)
+
+
+def _input(tensor) -> str:
+    return tensor.op.name + (f":{tensor.value_index}" if tensor.value_index else "")
 
 
 def _saver_nodes(op) -> list | None:
@@ -167,4 +173,57 @@ def _saver_nodes(op) -> list | None:
         assign.attr["use_locking"].CopyFrom(AttrValue(b=True))
         nodes.append(assign)
     nodes.append(NodeDef(name=op.name, op="NoOp", input=[f"^{n.name}" for n in nodes if n.op == "Assign"]))
+    return nodes
+
+
+def _const_node(name: str, array: np.ndarray):
+    from tftk.framework import dtypes
+    from tftk.proto.tensorflow import AttrValue, NodeDef
+    from tftk.summary.tensor_proto import make_tensor_proto
+    dtype = dtypes.string if array.dtype == object else dtypes.as_dtype(array.dtype)
+    return NodeDef(name=name, op="Const", attr={"dtype": AttrValue(type=dtype.as_datatype_enum),
+                                                 "value": AttrValue(tensor=make_tensor_proto(array))})
+
+
+def _parse_example_nodes(op) -> list | None:
+    """tftk's batched ParseExample as TF's: keys, the names vector and dense defaults become Const
+    inputs. TF lists all sparse indices, then all values, then all shapes; tftk one sparse feature's
+    three at a time — with more than one sparse feature an IdentityN named as the op puts TF's outputs
+    in tftk's order. A single record's parse (or a sequence feature) keeps tftk's form."""
+    from tftk.proto.tensorflow import NodeDef
+    sparse, dense = op.get_attr("sparse"), op.get_attr("dense")
+    if not op.get_attr("batched") or any(spec.sequence for spec in dense):
+        return None
+    node_name = op.name if len(sparse) <= 1 else f"{op.name}/tf_order"
+    nodes = []
+    if len(op.inputs) > 1:
+        names_input = _input(op.inputs[1])
+    else:
+        names_input = f"{op.name}/names"
+        nodes.append(_const_node(names_input, np.zeros(0, dtype=object)))
+    key_inputs, default_inputs = [], []
+    for group, specs in (("sparse_keys", sparse), ("dense_keys", dense)):
+        for i, spec in enumerate(specs):
+            nodes.append(_const_node(f"{op.name}/{group}_{i}", np.array(spec.key.encode(), dtype=object)))
+            key_inputs.append(nodes[-1].name)
+    for i, spec in enumerate(dense):
+        default = spec.default if spec.default is not None else np.zeros(0, dtype=spec.np_dtype)
+        nodes.append(_const_node(f"{op.name}/dense_defaults_{i}", np.asarray(default, dtype=spec.np_dtype)))
+        default_inputs.append(nodes[-1].name)
+    parse = NodeDef(name=node_name, op="ParseExample", input=[_input(op.inputs[0]), names_input] + key_inputs
+                    + default_inputs)
+    parse.attr["Nsparse"].i, parse.attr["Ndense"].i = len(sparse), len(dense)
+    parse.attr["sparse_types"].list.type.extend(spec.dtype.as_datatype_enum for spec in sparse)
+    parse.attr["Tdense"].list.type.extend(spec.dtype.as_datatype_enum for spec in dense)
+    for spec in dense:
+        shape = parse.attr["dense_shapes"].list.shape.add()
+        for dim in spec.shape.as_list():
+            shape.dim.add(size=dim)
+    nodes.append(parse)
+    if len(sparse) > 1:
+        n = len(sparse)
+        order = [j * n + i for i in range(n) for j in range(3)] + [3 * n + i for i in range(len(dense))]
+        regroup = NodeDef(name=op.name, op="IdentityN", input=[f"{node_name}:{k}" if k else node_name for k in order])
+        regroup.attr["T"].list.type.extend(t.dtype.as_datatype_enum for t in op.outputs)
+        nodes.append(regroup)
     return nodes

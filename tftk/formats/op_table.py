@@ -285,7 +285,28 @@ def _uniform_int(x, a, name):
                    _seeds(a))
 
 
+def _parse_example(x, a, name):
+    """TF's ParseExample (keys and defaults as Const inputs) rebuilt as tftk's, its outputs in TF's order
+    (all sparse indices, all sparse values, all sparse shapes, then the dense values)."""
+    from tftk.ops.parsing_ops import FixedLenFeature, VarLenFeature, parse_example_op
+    n_sparse, n_dense = a["Nsparse"], a["Ndense"]
+    keys = [_static(t, name, "feature key") for t in x[2:2 + n_sparse + n_dense]]
+    keys = [k.item().decode() if isinstance(k.item(), bytes) else str(k.item()) for k in keys]
+    defaults = [_static(t, name, "dense default") for t in x[2 + n_sparse + n_dense:]]
+    features = {key: VarLenFeature(dtype) for key, dtype in zip(keys[:n_sparse], a.get("sparse_types") or [])}
+    for key, dtype, shape, default in zip(keys[n_sparse:], a.get("Tdense") or [], a.get("dense_shapes") or [],
+                                          defaults):
+        features[key] = FixedLenFeature(shape, dtype, None if np.size(default) == 0 else default)
+    names = None if x[1].shape.num_elements() == 0 else x[1]
+    outputs = parse_example_op(x[0], features, names, name).outputs
+    n = n_sparse
+    return [outputs[3 * i] for i in range(n)] + [outputs[3 * i + 1] for i in range(n)] + \
+        [outputs[3 * i + 2] for i in range(n)] + list(outputs[3 * n:])
+
+
 BUILDERS: dict[str, Builder] = {
+    "ParseExample": _parse_example,
+    "IdentityN": lambda x, a, name: tf.identity_n(list(x), name=name),
     "Placeholder": _placeholder,
     "PlaceholderWithDefault": lambda x, a, name: tf.placeholder_with_default(x[0], a["shape"], name=name),
     "Const": _const,

@@ -306,14 +306,28 @@ def _parse(serialized: Any, features: dict, batched: bool, example_names: Any, n
         if records.shape.ndims is not None and records.shape.ndims != want:
             raise ValueError(f"{default_name}: serialized must be {'a vector' if batched else 'a scalar'}, "
                              f"got shape {records.shape}")
-        lead = ([records.shape.as_list()[0]] if records.shape.ndims == 1 else [None]) if batched else []
-        inputs = [records]
-        if example_names is not None:
-            inputs.append(convert_to_tensor(example_names, dtype=dtypes.string))
-        op = make_multi_op("ParseExample", inputs, _output_specs(sparse, dense, lead), default_name,
-                           {"sparse": sparse, "dense": dense, "batched": batched,
-                            "sparse_keys": [s.key for s in sparse], "dense_keys": [s.key for s in dense]})
+        op = _parse_op(records, example_names, sparse, dense, batched, default_name)
     return _results(op.outputs, sparse, dense)
+
+
+def _parse_op(records: Tensor, example_names: Any, sparse: list[_Spec], dense: list[_Spec], batched: bool,
+              op_name: str) -> Any:
+    lead = ([records.shape.as_list()[0]] if records.shape.ndims == 1 else [None]) if batched else []
+    inputs = [records]
+    if example_names is not None:
+        inputs.append(convert_to_tensor(example_names, dtype=dtypes.string))
+    return make_multi_op("ParseExample", inputs, _output_specs(sparse, dense, lead), op_name,
+                         {"sparse": sparse, "dense": dense, "batched": batched,
+                          "sparse_keys": [s.key for s in sparse], "dense_keys": [s.key for s in dense]})
+
+
+def parse_example_op(serialized: Any, features: dict, example_names: Any = None, name: str | None = None) -> Any:
+    """The batched ParseExample Operation itself, named `name` exactly (no scope): how
+    import_graph_def rebuilds TF's node. Its outputs: per sparse feature (sorted by key) indices,
+    values and dense_shape, then the dense features sorted by key."""
+    sparse, dense = _specs(features)
+    return _parse_op(convert_to_tensor(serialized, dtype=dtypes.string), example_names, sparse, dense, True,
+                     name or "ParseExample")
 
 
 def parse_example(serialized: Any, features: dict, name: str | None = None, example_names: Any = None) -> dict:

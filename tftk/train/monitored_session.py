@@ -64,6 +64,8 @@ class Scaffold:
             if self._saver is None:
                 self._saver = Saver(allow_empty=True)
                 graph.add_to_collection(GraphKeys.SAVERS, self._saver)
+        if isinstance(self._saver, Saver):
+            self._saver.build()  # a Saver(defer_build=True), as Estimator makes, gets its ops before the graph closes
         graph.finalize()
         return self
 
