@@ -177,9 +177,12 @@ def test_identity_out_of_range_fails_at_run_time_naming_the_key():
 
 BAD_INPUT = [
     ("missing_key", lambda: fc.input_layer({"age": [[1.0]]}, [fc.numeric_column("agee")]),
-     ValueError, r"Feature 'agee' is not in the features dictionary \(its keys: \['age'\]\)"),
+     ValueError, r"Feature 'agee' is not in the features dictionary \(its keys: \['age'\]\); column 'agee' needs"),
     ("missing_weight_key", lambda: fc.linear_model({"ids": [[1]]}, [fc.weighted_categorical_column(
-        fc.categorical_column_with_identity("ids", 3), "w")]), ValueError, r"Feature 'w' is not in the features"),
+        fc.categorical_column_with_identity("ids", 3), "w")]), ValueError,
+     r"Feature 'w' is not in the features dictionary \(its keys: \['ids'\]\); column 'ids_weighted_by_w' needs it"),
+    ("missing_crossed_key", lambda: fc.input_layer({"a": [["x"]]}, [fc.indicator_column(fc.crossed_column(
+        ["a", "b"], 5))]), ValueError, r"Feature 'b' is not in the features dictionary .*; column 'a_X_b' needs it"),
     ("numeric_of_strings", lambda: fc.input_layer({"age": [["x"]]}, [fc.numeric_column("age")]),
      TypeError, r"numeric_column 'age': the feature is string; a numeric column needs integer or float"),
     ("hash_of_floats", lambda: fc.input_layer({"a": [[1.5]]}, [fc.indicator_column(

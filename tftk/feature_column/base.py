@@ -108,6 +108,7 @@ class FeatureTransformationCache:
                             f"got {type(features).__name__}")
         self._features = dict(features)
         self._cache: dict[Any, Any] = {}
+        self._building: list[str] = []  # the columns being transformed, innermost last (for errors)
 
     def get(self, key: Any) -> Any:
         """The raw feature named `key` (a string), or the transformed feature of column `key`."""
@@ -115,11 +116,16 @@ class FeatureTransformationCache:
             return self._cache[key]
         if isinstance(key, str):
             if key not in self._features:
+                needed_by = f"column {self._building[-1]!r}" if self._building else "the feature columns"
                 raise ValueError(f"Feature {key!r} is not in the features dictionary (its keys: "
-                                 f"{sorted(map(str, self._features))}); the feature columns need it.")
+                                 f"{sorted(map(str, self._features))}); {needed_by} needs it.")
             value = self._raw_feature(key)
         elif isinstance(key, FeatureColumn):
-            value = key._transform_feature(self)
+            self._building.append(key.name)
+            try:
+                value = key._transform_feature(self)
+            finally:
+                self._building.pop()
             if value is None:
                 raise ValueError(f"Column {key.name} is not supported.")
         else:
