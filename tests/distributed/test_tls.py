@@ -8,6 +8,7 @@ import shutil
 import ssl
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,18 @@ def test_tls_and_the_secret_combine(pki, task, monkeypatch):
         Channel(address)
     monkeypatch.setenv(auth.SECRET_VARIABLE, "s3cret")
     assert Channel(address).call("describe")[0]["task"] == 0
+
+
+def test_a_tls_connection_the_task_closed_when_idle_is_made_again(pki, task, monkeypatch):
+    address = task(idle_timeout=0.3)
+    _use(monkeypatch, _files(pki, "worker"))
+    channel = Channel(address)
+    first = channel._sock
+    assert channel.call("describe")[0]["task"] == 0
+    time.sleep(0.8)  # the task closes the idle connection; the next call reconnects, over TLS again
+    assert channel.call("describe")[0]["task"] == 0
+    assert channel._sock is not first and isinstance(channel._sock, ssl.SSLSocket)
+    channel.close()
 
 
 def test_sessions_use_the_credentials_of_the_task_their_process_runs(pki, monkeypatch):

@@ -25,7 +25,8 @@ def codec(request, monkeypatch):
 
 
 @pytest.mark.parametrize("body, value", [
-    (b'{"instances": [[0.5, 1, -2e-3]], "signature_name": "s"}', {"instances": [[0.5, 1, -0.002]], "signature_name": "s"}),
+    (b'{"instances": [[0.5, 1, -2e-3]], "signature_name": "s"}',
+     {"instances": [[0.5, 1, -0.002]], "signature_name": "s"}),
     ('{"b": "\u00e9\u4e2d", "n": null, "t": true}'.encode(), {"b": "\u00e9\u4e2d", "n": None, "t": True}),
     (b" [1, 2] ", [1, 2]),
 ], ids=["numbers", "unicode", "whitespace"])

@@ -63,7 +63,8 @@ def client_handshake(sock: socket.socket, secret: bytes | None, address: str) ->
         wire.send_message(sock, {"method": "hello"})
         hello, _ = wire.recv_message(sock)
         if "error" in hello:  # e.g. a task with TLS answering a plaintext hello
-            raise errors.UnauthenticatedError(None, None, f"Task {address} refused the connection: {hello.get('message')}")
+            raise errors.UnauthenticatedError(None, None,
+                                              f"Task {address} refused the connection: {hello.get('message')}")
         challenge = hello.get("challenge")
         if hello.get("hello") != "tftk-task" or not isinstance(challenge, str):
             raise errors.UnavailableError(None, None, f"{address} is not a tftk task (unexpected greeting)")

@@ -62,7 +62,8 @@ class RestApp:
         except Exception as error:
             answer = self._error(error, request)
         if isinstance(answer, Pending):
-            return Pending(answer.future, lambda future: self._done(request, started, route, self._settle(answer, request)))
+            return Pending(answer.future,
+                           lambda future: self._done(request, started, route, self._settle(answer, request)))
         return self._done(request, started, route, answer)
 
     def _dispatch(self, request: Request, route: list[str]) -> Response | Pending:
@@ -81,7 +82,8 @@ class RestApp:
         if verb == "predict":
             return self._predict(ref, _json_object(request.body))
         body = _json_object(request.body) if want == "POST" else {}
-        return Pending(self.executor.submit(self._answer, verb, ref, body), lambda future: _json_response(future.result()))
+        return Pending(self.executor.submit(self._answer, verb, ref, body),
+                       lambda future: _json_response(future.result()))
 
     def _settle(self, pending: Pending, request: Request) -> Response:
         try:

@@ -119,7 +119,8 @@ def _listen(host: str, port: int, what: str) -> socket.socket:
 
 
 def _new_loop():
-    """A uvloop event loop when installed (the serve extra has it; about twice asyncio's request rate), else asyncio's."""
+    """A uvloop event loop when installed (the serve extra has it; about twice asyncio's request rate),
+    else asyncio's."""
     import asyncio
 
     try:
