@@ -1,9 +1,11 @@
 """`tf.while_loop`, `tf.scan`, `tf.map_fn`, `tf.foldl`, `tf.foldr` on one `While` op.
 
 The condition and body are traced once into sub-graphs (FuncGraph) and compiled into plans of
-their own; the While kernel loops in Python calling them. Each run keeps the loop variables of
-every iteration, and the gradient op walks them backwards through the body's gradient plan
-(back-propagation through the loop, recomputing each iteration's forward ops).
+their own; the While kernel loops in Python calling them. Each run keeps, per iteration, the loop
+variables and the body's intermediates that the gradient reads, and the gradient op walks them
+backwards through the body's gradient plan (back-propagation through the loop, without re-running
+the forward ops). `scan` and `scan_carry` (dynamic_rnn's loop) hand the body its element rows as
+sliced inputs of the While op.
 """
 
 from __future__ import annotations
