@@ -76,7 +76,7 @@ class _Builder:
 def _sum_to_shape(op) -> list:
     """SumToShape(g) with a static target: Sum over axes known now (or found at run time) + Reshape."""
     b, grad, dtype = _Builder(op), _source(op.inputs[0]), op.inputs[0].dtype
-    target = list(op.get_attr("shape"))
+    target = list(op.attrs["shape"])
     rank = op.inputs[0].shape.ndims
     shape = b.const("shape", target)
     if rank is None:
@@ -107,7 +107,7 @@ def _expand_reduced(op) -> list:
     """The reduced axes put back as size-1 dims: one ExpandDims per axis (front-counted ones in
     increasing order, then back-counted ones from the end), as np.expand_dims(g, axes) does."""
     b, grad, dtype = _Builder(op), _source(op.inputs[0]), op.inputs[0].dtype
-    axes = op.get_attr("axis")
+    axes = op.attrs["axis"]
     if axes is None:
         return b.finish("Identity", [grad], T=dtype)
     order = sorted(a for a in axes if a >= 0) + sorted((a for a in axes if a < 0), reverse=True)
@@ -129,14 +129,14 @@ def _reduced_count(op) -> list:
 
 def _sum_keep(op) -> list:
     b, x = _Builder(op), op.inputs[0]
-    axes = op.get_attr("axis")
+    axes = op.attrs["axis"]
     axes = list(range(x.shape.ndims)) if axes is None else list(axes)
     return b.finish("Sum", [_source(x), b.const("axes", axes)], T=x.dtype, Tidx=b.int32, keep_dims=True)
 
 
 def _broadcast_to(op) -> list:
     b, x = _Builder(op), op.inputs[0]
-    return b.finish("BroadcastTo", [_source(x), b.const("shape", list(op.get_attr("shape")))],
+    return b.finish("BroadcastTo", [_source(x), b.const("shape", list(op.attrs["shape"]))],
                     T=x.dtype, Tidx=b.int32)
 
 
@@ -189,7 +189,7 @@ def key_operands(key: tuple) -> tuple[list[int], list[int], list[int], dict] | N
 
 def _strided_slice(op) -> list | None:
     """tftk's StridedSlice(x) with a key attr: TF's StridedSlice(x, begin, end, strides) + masks."""
-    operands = key_operands(op.get_attr("key"))
+    operands = key_operands(op.attrs["key"])
     if operands is None:
         return None
     b, x = _Builder(op), op.inputs[0]
@@ -200,7 +200,7 @@ def _strided_slice(op) -> list | None:
 
 def _strided_slice_grad(op) -> list | None:
     """StridedSliceGrad(x, dy): TF's StridedSliceGrad(Shape(x), begin, end, strides, dy) + masks."""
-    operands = key_operands(op.get_attr("key"))
+    operands = key_operands(op.attrs["key"])
     if operands is None:
         return None
     b, (x, grad) = _Builder(op), op.inputs
@@ -254,9 +254,9 @@ def _sigmoid_xent(op) -> list:
 def _concat_grad_slice(op) -> list:
     """ConcatGradSlice(grad, *inputs): TF's concat gradient, Slice(grad, ConcatOffset[i], Shape(x_i))."""
     b, grad, inputs = _Builder(op), op.inputs[0], op.inputs[1:]
-    index = op.get_attr("index")
+    index = op.attrs["index"]
     shapes = [b.add(f"Shape_{j}", "Shape", [_source(x)], T=x.dtype, out_type=b.int32) for j, x in enumerate(inputs)]
-    offsets = b.add("ConcatOffset", "ConcatOffset", [b.const("axis", op.get_attr("axis"))] + shapes, N=len(shapes))
+    offsets = b.add("ConcatOffset", "ConcatOffset", [b.const("axis", op.attrs["axis"])] + shapes, N=len(shapes))
     begin = offsets + (f":{index}" if index else "")
     return b.finish("Slice", [_source(grad), begin, shapes[index]], T=grad.dtype, Index=b.int32)
 
@@ -264,7 +264,7 @@ def _concat_grad_slice(op) -> list:
 def _split(op) -> list:
     """tftk's Split(x) with axis/num/sizes attrs: TF's Split(axis, x) or SplitV(x, sizes, axis)."""
     b, x = _Builder(op), op.inputs[0]
-    axis, sizes = op.get_attr("axis"), op.get_attr("sizes")
+    axis, sizes = op.attrs["axis"], op.attrs["sizes"]
     if sizes is None:
         return b.finish("Split", [b.const("split_dim", axis), _source(x)], T=x.dtype, num_split=len(op.outputs))
     return b.finish("SplitV", [_source(x), b.const("size_splits", list(sizes)), b.const("split_dim", axis)],
@@ -278,7 +278,7 @@ def _lstm_block_cell_grad(op) -> list:
     x, _, h_prev, w, _, _, _, b = i.op.inputs
     inputs = [x, cs_prev, h_prev, w, wci, wcf, wco, b, i, cs, f, o, ci, co, cs_grad, h_grad]
     return _Builder(op).finish("LSTMBlockCellGrad", [_source(t) for t in inputs], T=x.dtype,
-                               use_peephole=bool(op.get_attr("use_peephole")))
+                               use_peephole=bool(op.attrs["use_peephole"]))
 
 
 HELPERS: dict[str, Callable] = {
@@ -293,8 +293,17 @@ HELPERS: dict[str, Callable] = {
 }
 
 
+# The tftk attrs each rewrite reads: an op of that type without them (a TF-style node handed to
+# the converter) is not one of tftk's helpers and keeps its own form.
+_READS = {"SumToShape": ("shape",), "ExpandReduced": ("axis",), "SumKeep": ("axis",), "BroadcastTo": ("shape",),
+          "ConcatGradSlice": ("axis", "index"), "Split": ("axis", "sizes"), "StridedSlice": ("key",),
+          "StridedSliceGrad": ("key",), "LSTMBlockCellGrad": ("use_peephole",)}
+
+
 def helper_nodes(op) -> list | None:
     """TF's nodes for one of tftk's helper ops (the last one named as `op`), None for other ops
     (and for a helper without a TF form in this instance)."""
     rewrite = HELPERS.get(op.type)
-    return None if rewrite is None else rewrite(op)
+    if rewrite is None or not all(name in op.attrs for name in _READS.get(op.type, ())):
+        return None
+    return rewrite(op)

@@ -42,10 +42,18 @@ _ATTR_FOR_INPUT = {"dim": "axis", "reduction_indices": "axis", "dimension": "axi
 _INPUT_ALIASES = {"rho": ("decay",), "grad": ("values",), "alpha": ("lr",), "delta": ("grad",)}
 
 
+def _declared_input_names(op_type: str) -> tuple | None:
+    """The input names an op type declares (OpKind.extra["input_names"]); None if it declares none."""
+    from tftk.framework import registry
+    try:
+        return registry.lookup(op_type).extra.get("input_names")
+    except KeyError:  # not a tftk op type (a stand-in graph): TF's order is taken as is
+        return None
+
+
 def tf_input_names(op_type: str) -> list[str]:
     """TF's input arg names of `op_type`, each as the tftk input name it stands for."""
-    from tftk.framework import registry
-    own = set(registry.lookup(op_type).extra.get("input_names") or ())
+    own = set(_declared_input_names(op_type) or ())
     return [next((n for n in (arg[0], *_INPUT_ALIASES.get(arg[0], ())) if n in own), arg[0])
             for arg in _signatures()[op_type]["inputs"]]
 
@@ -80,7 +88,7 @@ def _tf_inputs(op, signature: dict) -> tuple[list, list[int]] | None:
     each tftk input went; None when an arg has no tensor or attr to fill it."""
     from tftk.framework import registry
     args = signature["inputs"]
-    names = registry.lookup(op.type).extra.get("input_names")
+    names = _declared_input_names(op.type)
     if names is None or any(a[3] or a[4] for a in args):
         if len(op.inputs) == len(args) or any(a[3] or a[4] for a in args):
             return list(op.inputs), list(range(len(op.inputs)))
