@@ -80,49 +80,57 @@ class MapDataset(_UnaryDataset):
 
     def _mapped_chunks(self, env: Env, size: int) -> Iterator["MappedChunk"]:
         """The results of mapping `size` input elements at a time, in order."""
-        call = bind_function(self._function, env)
-        batched = bind_function(self._vectorized, env) if self.vectorized else None
-        n_inputs = len(self._input._specs)
+        return run_in_chunks(self._function, self._vectorized, self._input, env, size, self._threads)
 
-        def run(start: int, rows: list) -> MappedChunk:
-            if batched is not None:
-                try:
-                    stacked = [np.stack([row[k] for row in rows]) for k in range(n_inputs)]
-                    return MappedChunk(list(batched(start, *stacked)), None, None)
-                except Exception:  # uneven inputs, or an element that fails: run them one by one
-                    pass
-            results: list = []
-            for i, row in enumerate(rows):
-                try:
-                    results.append(list(call(start + i, *row)))
-                except Exception as exc:
-                    return MappedChunk(None, results, exc)
-            return MappedChunk(None, results, None)
 
-        chunks = _numbered_chunks(self._input._elements(env), size)
-        if self._threads == 1:
-            for start, rows in chunks:
-                yield run(start, rows)
-            return
-        pool = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="tftk-data-map")
-        pending: collections.deque = collections.deque()
-        try:
-            for start, rows in chunks:
-                pending.append(pool.submit(run, start, rows))
-                if len(pending) > self._threads:
-                    yield pending.popleft().result()
-            while pending:
+def run_in_chunks(function: Any, vectorized: Any, input_dataset: Dataset, env: Env, size: int,
+                  threads: int) -> Iterator["MappedChunk"]:
+    """A traced function over `size` input elements at a time (in one run of its `vectorized`
+    form when there is one; element by element if that fails), chunks on `threads` threads;
+    results in input order."""
+    call = bind_function(function, env)
+    batched = bind_function(vectorized, env) if vectorized is not None else None
+    n_inputs = len(input_dataset._specs)
+
+    def run(start: int, rows: list) -> MappedChunk:
+        if batched is not None:
+            try:
+                stacked = [np.stack([row[k] for row in rows]) for k in range(n_inputs)]
+                return MappedChunk(rows, list(batched(start, *stacked)), None, None)
+            except Exception:  # uneven inputs, or an element that fails: run them one by one
+                pass
+        results: list = []
+        for i, row in enumerate(rows):
+            try:
+                results.append(list(call(start + i, *row)))
+            except Exception as exc:
+                return MappedChunk(rows, None, results, exc)
+        return MappedChunk(rows, None, results, None)
+
+    chunks = _numbered_chunks(input_dataset._elements(env), size)
+    if threads == 1:
+        for start, rows in chunks:
+            yield run(start, rows)
+        return
+    pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="tftk-data-map")
+    pending: collections.deque = collections.deque()
+    try:
+        for start, rows in chunks:
+            pending.append(pool.submit(run, start, rows))
+            if len(pending) > threads:
                 yield pending.popleft().result()
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 class MappedChunk:
-    """Mapped elements of one chunk: stacked outputs (`batch`), or per-element results followed
-    by the error that stopped the chunk."""
+    """One chunk of input elements (`inputs`) and the function's results: stacked outputs
+    (`batch`), or per-element results (`rows`) followed by the error that stopped the chunk."""
 
-    def __init__(self, batch: list | None, rows: list | None, error: BaseException | None):
-        self.batch, self.rows, self.error = batch, rows, error
+    def __init__(self, inputs: list, batch: list | None, rows: list | None, error: BaseException | None):
+        self.inputs, self.batch, self.rows, self.error = inputs, batch, rows, error
 
     def elements(self) -> Iterator[Element]:
         if self.batch is not None:
@@ -153,21 +161,33 @@ def _numbered_chunks(items: Iterator, size: int) -> Iterator[tuple[int, list]]:
 
 
 class FilterDataset(_UnaryDataset):
+    """The elements for which the predicate holds; evaluated over chunks when it vectorises."""
+
     def __init__(self, input_dataset: Dataset, predicate: Callable):
+        from tftk.data.vectorize import vectorize
         self._function = trace(predicate, input_dataset._structure, input_dataset._specs, "Dataset.filter()",
                                input_dataset._sparse)
         outs = self._function.outputs
         if len(outs) != 1 or outs[0].dtype is not dtypes.bool or outs[0].shape.ndims not in (None, 0):
             raise ValueError("`predicate` return type must be convertible to a scalar boolean tensor. "
                              f"Was {[(t.dtype.name, str(t.shape)) for t in outs]}.")
+        self._vectorized = None if any(input_dataset._sparse) else vectorize(self._function)
         super().__init__(input_dataset, input_dataset._structure, input_dataset._specs,
                          self._function.captured)
 
+    @property
+    def vectorized(self) -> bool:
+        return self._vectorized is not None
+
     def _elements(self, env: Env) -> Iterator[Element]:
-        call = bind_function(self._function, env)
-        for i, element in enumerate(self._input._elements(env)):
-            if bool(call(i, *element)[0]):
-                yield element
+        size = _VECTOR_CHUNK if self.vectorized else 1
+        for chunk in run_in_chunks(self._function, self._vectorized, self._input, env, size, 1):
+            keep = chunk.batch[0].tolist() if chunk.batch is not None else [bool(r[0]) for r in chunk.rows]
+            for element, kept in zip(chunk.inputs, keep):
+                if kept:
+                    yield element
+            if chunk.error is not None:
+                raise chunk.error
 
 
 class ShuffleDataset(_UnaryDataset):
