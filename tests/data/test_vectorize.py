@@ -1,5 +1,5 @@
-"""Map vectorisation (data/vectorize.py): a map function over a whole chunk gives exactly the
-elements the function gives one by one, which ops vectorise, and errors still name the element."""
+"""Map (and filter) vectorisation (data/vectorize.py): a function over a whole chunk gives exactly
+the elements the function gives one by one, which ops vectorise, and errors still name the element."""
 
 import numpy as np
 import pytest
@@ -32,6 +32,11 @@ CASES = {  # name -> (dataset, whether its (last) map vectorises)
                     True),
     "reshape_minus_one": (lambda: tf.data.Dataset.from_tensor_slices(np.arange(12).reshape(3, 4)).map(
         lambda x: tf.reshape(x, [2, -1])), True),
+    "filter": (lambda: tf.data.Dataset.range(20).filter(lambda x: tf.logical_and(x % 3 > 0, x < 15)), True),
+    "filter_parsed": (lambda: tf.data.Dataset.from_tensor_slices(_records()).map(_parse).filter(
+        lambda d: tf.greater(d["y"], 0)), True),
+    "filter_random_per_element": (lambda: tf.data.Dataset.range(20).filter(
+        lambda x: tf.random_uniform([], seed=2) < 2.0), False),
     "random_stays_per_element": (lambda: tf.data.Dataset.range(5).map(
         lambda x: tf.cast(x, tf.float32) + tf.random_uniform([], seed=1) * 0), False),
     "sparse_stays_per_element": (lambda: tf.data.Dataset.from_tensor_slices(_records()).map(
@@ -76,6 +81,16 @@ def test_vectorised_map_equals_per_element_map(monkeypatch, name, batch):
     monkeypatch.setattr(vectorize_module, "vectorize", lambda function: None)
     _, expected = _drain(build, batch)
     assert len(got) == len(expected) and all(_same(a, b) for a, b in zip(got, expected))
+
+
+def test_failing_filter_names_the_element_and_the_elements_before_it_arrive():
+    ds = tf.data.Dataset.range(10).map(lambda x: tf.reshape(tf.fill([1], x), [])).filter(
+        lambda x: tf.reshape(tf.fill(tf.reshape(tf.cast(x // 6, tf.int32) + 1, [1]), True), []))
+    nxt = ds.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        assert [int(sess.run(nxt)) for _ in range(6)] == list(range(6))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Dataset.filter.* failed on element 6"):
+            sess.run(nxt)
 
 
 @pytest.mark.parametrize("batch", [None, 3])

@@ -194,14 +194,14 @@ class Dataset:
         return FilterDataset(self, predicate)
 
     def flat_map(self, map_func: Callable) -> "Dataset":
-        from tftk.data.transformations import InterleaveDataset
+        from tftk.data.interleave import InterleaveDataset
         return InterleaveDataset(self, map_func, 1, 1, None, "Dataset.flat_map()")
 
     def interleave(self, map_func: Callable, cycle_length: Any = None, block_length: Any = 1,
                    num_parallel_calls: Any = None, deterministic: bool | None = None) -> "Dataset":
         """Datasets made by `map_func` from each element, `block_length` elements of each of
         `cycle_length` in turn; `num_parallel_calls` > 1 reads them ahead on threads."""
-        from tftk.data.transformations import InterleaveDataset
+        from tftk.data.interleave import InterleaveDataset
         return InterleaveDataset(self, map_func, cycle_length, block_length, num_parallel_calls,
                                  "Dataset.interleave()", deterministic)
 

@@ -31,7 +31,7 @@ def parallel_interleave(map_func: Callable, cycle_length: int, block_length: int
     """`dataset.apply(parallel_interleave(f, cycle_length))`: interleave with the `cycle_length`
     open datasets read ahead on background threads (`sloppy=True`: elements in arrival order)."""
     def apply(dataset: Any) -> Any:
-        from tftk.data.transformations import InterleaveDataset
+        from tftk.data.interleave import InterleaveDataset
         return InterleaveDataset(dataset, map_func, cycle_length, block_length, cycle_length,
                                  "tf.data.experimental.parallel_interleave()", deterministic=not sloppy,
                                  buffer_elements=buffer_output_elements)

@@ -18,7 +18,7 @@ from tftk.framework import dtypes, errors
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.data.dataset_ops import Dataset, Element, Env, scalar_input, static_int
-from tftk.data.transformations import interleave, interleave_parallel
+from tftk.data.interleave import interleave, interleave_parallel
 from tftk.data.tfrecord import compression_name, open_for_reading, read_tfrecords
 
 __all__ = ["TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "list_files"]

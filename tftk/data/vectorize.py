@@ -21,8 +21,6 @@ batch element by element, so the message names the failing element as before.
 
 from __future__ import annotations
 
-from typing import Any
-
 from tftk.framework import registry
 from tftk.framework.func_graph import FuncGraph
 from tftk.framework.ops import Operation, Tensor

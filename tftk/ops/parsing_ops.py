@@ -218,7 +218,7 @@ def _parse_compiled(records: list, dense: list[_Spec], labels: Callable[[], list
     """Dense float/int64 features of a batch by the compiled wire-format decoder
     (kernels/example_parse.py); records it cannot decide alone go through `parse` (protobuf),
     which also raises TF's errors. None when the records are not all bytes."""
-    from tftk.kernels.example_parse import FLOAT_LIST, INT64_LIST, MISSING, OTHER, parse_dense
+    from tftk.kernels.example_parse import FLOAT_LIST, MISSING, OTHER, parse_dense
     try:
         floats, ints, columns, status = parse_dense(records, [s.key_bytes for s in dense],
                                                     [s.list_field for s in dense], [s.size for s in dense])
