@@ -54,17 +54,16 @@ from tftk.ops.init_ops import (constant_initializer, glorot_normal_initializer,
                                random_normal_initializer, random_uniform_initializer,
                                truncated_normal_initializer, uniform_unit_scaling_initializer,
                                variance_scaling_initializer, zeros_initializer)
-from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, cast, ceil, cos, cosh,  # noqa: A004
-                               count_nonzero, div, divide, equal, erf, exp, expm1, floor, floordiv,
-                               floor_div, floormod, greater, greater_equal, is_finite, is_inf,
-                               is_nan, less, less_equal, log, log1p, logical_and, logical_not,
-                               logical_or, logical_xor, matmul, maximum, minimum, mod, multiply,
-                               negative, not_equal, pow, realdiv, reciprocal, reduce_all,
-                               reduce_any, reduce_logsumexp, reduce_max, reduce_mean, reduce_min,
-                               reduce_prod, reduce_sum, round, rsqrt, saturate_cast, scalar_mul,
-                               sigmoid, sign, sin, sinh, sqrt, square, squared_difference,
-                               subtract, tan, tanh, to_double, to_float, to_int32, to_int64,
-                               truediv)
+from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, cast, ceil, cos, cosh, div,  # noqa: A004
+                               divide, equal, erf, exp, expm1, floor, floordiv, floor_div, floormod,
+                               greater, greater_equal, is_finite, is_inf, is_nan, less, less_equal, log,
+                               log1p, logical_and, logical_not, logical_or, logical_xor, matmul, maximum,
+                               minimum, mod, multiply, negative, not_equal, pow, realdiv, reciprocal,
+                               round, rsqrt, saturate_cast, scalar_mul, sigmoid, sign, sin, sinh, sqrt,
+                               square, squared_difference, subtract, tan, tanh, to_double, to_float,
+                               to_int32, to_int64, truediv)
+from tftk.ops.reduction_ops import (count_nonzero, reduce_all, reduce_any, reduce_logsumexp, reduce_max,
+                                    reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from tftk.ops.linalg_ops import (cholesky, cholesky_solve, matrix_determinant, matrix_inverse,
                                  matrix_solve, matrix_solve_ls, matrix_triangular_solve, norm, qr,
                                  self_adjoint_eig, self_adjoint_eigvals, svd)

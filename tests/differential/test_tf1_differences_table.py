@@ -46,6 +46,8 @@ ROWS += [
                " 'order': np.array([d['a'].value_index, d['b'].value_index])}\n"),
     SnippetRow("string_variable_plus_int", "v = tf.Variable('abc')\nv + 1\n"),
     SnippetRow("string_constant_from_int", "tf.constant(5, dtype=tf.string)\n"),
+    SnippetRow("none_is_no_tensor", "tf.convert_to_tensor(None)\n"),
+    SnippetRow("none_constant", "tf.constant(None)\n"),
     SnippetRow("string_concat_is_fine",
                "x = tf.constant('ab') + 'cd'\nwith tf.Session() as s:\n    outputs = {'x': np.array(s.run(x))}\n"),
     SnippetRow("feed_int_into_string",

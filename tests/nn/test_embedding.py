@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tftk as tf
+from tests.gradient_check import GradientCase, check_gradient
 from tests.nn import run
 from tftk.api import nn
 from tftk.framework.errors import InvalidArgumentError
@@ -75,3 +76,16 @@ def test_errors():
         nn.embedding_lookup(np.zeros((3, 2)), [0.5])
     with pytest.raises(InvalidArgumentError, match=r"id 3 is not in \[0, 3\)"):
         run(nn.embedding_lookup(np.zeros((3, 2)), [0, 3]))
+
+
+SPARSE_INCOMING = [  # lookups whose incoming gradient is itself sparse (an IndexedSlices from gather)
+    GradientCase("lookup_then_gather", lambda p: tf.gather(nn.embedding_lookup(p, [1, 3, 3, 5]), [0, 2, 2]),
+                 [np.arange(12.0).reshape(6, 2) / 7.0]),
+    GradientCase("lookup_of_lookup", lambda p: nn.embedding_lookup(nn.embedding_lookup(p, [4, 0, 4]), [2, 2, 1]),
+                 [np.arange(10.0).reshape(5, 2) / 3.0]),
+]
+
+
+@pytest.mark.parametrize("case", SPARSE_INCOMING, ids=repr)
+def test_gradient_through_a_lookup_that_receives_sparse_gradients(case):
+    check_gradient(case)

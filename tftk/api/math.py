@@ -10,15 +10,14 @@ from tftk.ops.safe_math_ops import (divide_no_nan, log_sigmoid, multiply_no_nan,
 from tftk.ops.math_ops import scalar_mul
 from tftk.ops.nn_ops import in_top_k, log_softmax, softmax, softsign, top_k
 from tftk.ops.sequence_ops import invert_permutation
-from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, ceil, cos, cosh,  # noqa: A004
-                               count_nonzero, divide, equal, erf, exp, expm1, floor, floordiv,
-                               floormod, greater, greater_equal, is_finite, is_inf, is_nan, less,
-                               less_equal, log, log1p, logical_and, logical_not, logical_or,
-                               logical_xor, maximum, minimum, mod, multiply, negative, not_equal, pow,
-                               reciprocal, reduce_all, reduce_any, reduce_logsumexp, reduce_max,
-                               reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt,
-                               sigmoid, sign, sin, sinh, sqrt, square, squared_difference,
-                               subtract, tan, tanh, truediv)
+from tftk.ops.math_ops import (abs, acos, add, add_n, asin, atan, atan2, ceil, cos, cosh, divide, equal,  # noqa: A004
+                               erf, exp, expm1, floor, floordiv, floormod, greater, greater_equal,
+                               is_finite, is_inf, is_nan, less, less_equal, log, log1p, logical_and,
+                               logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
+                               negative, not_equal, pow, reciprocal, round, rsqrt, sigmoid, sign, sin,
+                               sinh, sqrt, square, squared_difference, subtract, tan, tanh, truediv)
+from tftk.ops.reduction_ops import (count_nonzero, reduce_all, reduce_any, reduce_logsumexp, reduce_max,
+                                    reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from tftk.ops.scan_ops import argmax, argmin, bincount, cumprod, cumsum
 from tftk.ops.spectral_ops import imag, real
 from tftk.ops.nn_ops import in_top_k, l2_normalize, log_softmax, softmax, softplus, softsign, top_k

@@ -17,7 +17,7 @@ from tftk.framework import dtypes
 from tftk.framework.ops import Tensor
 from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.categorical_ops import bucketize
 from tftk.ops.parsing_ops import FixedLenFeature
 from tftk.ops.scatter_ops import scatter_nd
@@ -205,7 +205,7 @@ class _IndicatorColumn(DenseColumn, collections.namedtuple("_IndicatorColumn", [
         dense_ids = sparse_tensor_to_dense(sparse_reorder(pair.id_tensor), default_value=-1)
         rank = pair.id_tensor.dense_shape.shape.as_list()[0] if pair.id_tensor.dense_shape.shape.ndims else None
         dense_ids.set_shape(TensorShape(None if rank is None else [None] * rank))
-        return math_ops.reduce_sum(one_hot(dense_ids, depth=depth, on_value=1.0, off_value=0.0), axis=[-2])
+        return reduction_ops.reduce_sum(one_hot(dense_ids, depth=depth, on_value=1.0, off_value=0.0), axis=[-2])
 
     @property
     def _variable_shape(self) -> TensorShape:

@@ -17,6 +17,8 @@ __all__ = ["constant", "numpy_value"]
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const",
              verify_shape: bool = False, _strict: bool = False) -> Tensor:
     """A tensor with a fixed value; `shape` broadcasts a scalar or reshapes a matching size."""
+    if value is None:
+        raise ValueError("None values not supported.")  # TF's message (not a string constant)
     want = dtypes.as_dtype(dtype) if dtype is not None else None
     array = numpy_value(value, want)
     if want is None:

@@ -382,7 +382,7 @@ registry.register_op("Fill", _bind_fill)
 
 @registry.register_gradient("Fill")
 def _fill_grad(op, grad):
-    from tftk.ops.math_ops import reduce_sum
+    from tftk.ops.reduction_ops import reduce_sum
     return [None, reduce_sum(grad)]
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.array_function import array_op, register_array_op
 from tftk.ops.gather_ops import where
 from tftk.ops.op_builder import binary_inputs, broadcast_shape, op_scope
@@ -230,7 +230,7 @@ def cumulative_logsumexp(x: Any, axis: int = 0, exclusive: bool = False, reverse
     """log(cumsum(exp(x))) along `axis`, computed stably (shifted by the axis maximum)."""
     with name_scope(name, "CumulativeLogsumexp", [x]):
         t = convert_to_tensor(x, name="x")
-        shift = array_ops.stop_gradient(math_ops.reduce_max(t, axis=axis, keepdims=True))
+        shift = array_ops.stop_gradient(reduction_ops.reduce_max(t, axis=axis, keepdims=True))
         total = cumsum(math_ops.exp(t - shift), axis=axis, exclusive=exclusive, reverse=reverse)
         return math_ops.log(total) + shift
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from tftk.framework import dtypes, errors
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor, name_scope
-from tftk.ops import math_ops
+from tftk.ops import math_ops, reduction_ops
 from tftk.ops.array_ops import zeros_like
 from tftk.ops.constant_value import constant_value
 from tftk.ops.control_flow_ops import no_op
@@ -50,7 +50,7 @@ def _binary(symbol: str, test: Callable, numpy_test: Callable, default_name: str
                         f"y ({y.name}) = ", y]
             if message is not None:
                 data = [message] + list(data)
-            condition = math_ops.reduce_all(test(x, y))
+            condition = reduction_ops.reduce_all(test(x, y))
             xs, ys = constant_value(x), constant_value(y)
             static = None if xs is None or ys is None else numpy_test(xs, ys)
             return _assert(condition, static, list(data), summarize)
@@ -113,7 +113,7 @@ def assert_near(x: Any, y: Any, rtol: Any = None, atol: Any = None, data: Any = 
             data = [message] + list(data)
         xs, ys = constant_value(x), constant_value(y)
         static = None if xs is None or ys is None else np.abs(xs - ys) <= atol + rtol * np.abs(ys)
-        return _assert(math_ops.reduce_all(math_ops.less_equal(diff, tolerance)), static, list(data), summarize)
+        return _assert(reduction_ops.reduce_all(math_ops.less_equal(diff, tolerance)), static, list(data), summarize)
 
 
 def _static_rank_check(x: Tensor, ok: Callable[[int], bool], wording: str, message: str | None) -> None:

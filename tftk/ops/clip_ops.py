@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from tftk.framework.indexed_slices import IndexedSlices
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.gather_ops import where
 
 __all__ = ["clip_by_value", "clip_by_norm", "clip_by_average_norm", "global_norm", "clip_by_global_norm"]
@@ -37,7 +37,7 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
     """t * clip_norm / max(l2norm(t, axes), clip_norm): rescale so the L2 norm is at most clip_norm."""
     with name_scope(name, "clip_by_norm", [t, clip_norm]):
         values = _values(t)
-        l2sum = math_ops.reduce_sum(math_ops.square(values), axis=axes, keepdims=True)
+        l2sum = reduction_ops.reduce_sum(math_ops.square(values), axis=axes, keepdims=True)
         positive = math_ops.greater(l2sum, 0)
         safe = where(positive, l2sum, array_ops.ones_like(l2sum))  # keeps the gradient finite at 0
         l2norm = where(positive, math_ops.sqrt(safe), l2sum)
@@ -52,7 +52,7 @@ def clip_by_average_norm(t: Any, clip_norm: Any, name: str | None = None) -> Ten
     with name_scope(name, "clip_by_average_norm", [t, clip_norm]):
         values = convert_to_tensor(t)
         n = math_ops.cast(array_ops.size(values), values.dtype)
-        l2norm_inv = math_ops.rsqrt(math_ops.reduce_sum(math_ops.square(values)))
+        l2norm_inv = math_ops.rsqrt(reduction_ops.reduce_sum(math_ops.square(values)))
         inv_clip = math_ops.reciprocal(clip_norm) if isinstance(clip_norm, Tensor) else 1.0 / clip_norm
         scale = math_ops.minimum(math_ops.multiply(l2norm_inv, n), inv_clip)
         return array_ops.identity(math_ops.multiply(math_ops.multiply(values, clip_norm), scale))
@@ -70,7 +70,7 @@ def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
         for v in present:
             if v.dtype is not dtype:
                 raise TypeError(f"global_norm: all tensors must share a dtype, got {dtype.name} and {v.dtype.name}")
-        squares = [math_ops.reduce_sum(math_ops.square(v)) for v in present]
+        squares = [reduction_ops.reduce_sum(math_ops.square(v)) for v in present]
         return math_ops.sqrt(math_ops.add_n(squares) if len(squares) > 1 else squares[0])
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import math_ops, nn_ops
+from tftk.ops import math_ops, nn_ops, reduction_ops
 
 __all__ = ["log_sigmoid", "reduce_variance", "reduce_std"]
 
@@ -25,9 +25,9 @@ def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False,
     """The variance of the elements across `axis`: mean((x - mean(x))^2)."""
     with name_scope(name, "reduce_variance", [input_tensor]):
         x = convert_to_tensor(input_tensor, name="input_tensor")
-        means = math_ops.reduce_mean(x, axis=axis, keepdims=True)
+        means = reduction_ops.reduce_mean(x, axis=axis, keepdims=True)
         squared_deviations = math_ops.square(x - means)
-        return math_ops.reduce_mean(squared_deviations, axis=axis, keepdims=keepdims)
+        return reduction_ops.reduce_mean(squared_deviations, axis=axis, keepdims=keepdims)
 
 
 def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:

@@ -155,7 +155,8 @@ def _in_branch(value: Tensor, pred: Tensor, taken: bool) -> Tensor:
 def case(pred_fn_pairs: Any, default: Callable | None = None, exclusive: bool = False,
          strict: bool = False, name: str = "case") -> Any:
     """The fn of the first true predicate (all of them checked when `exclusive`), else `default`."""
-    from tftk.ops.math_ops import cast, reduce_sum
+    from tftk.ops.math_ops import cast
+    from tftk.ops.reduction_ops import reduce_sum
     pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
     if isinstance(pred_fn_pairs, dict):
         pairs.sort(key=lambda p: p[0].name)

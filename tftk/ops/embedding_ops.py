@@ -17,7 +17,7 @@ from tftk.framework.errors import InvalidArgumentError
 from tftk.framework.indexed_slices import IndexedSlices
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.op_builder import make_multi_op, make_op
 
 __all__ = ["embedding_lookup", "partition_assignments"]
@@ -111,7 +111,7 @@ def _clip_rows(x: Tensor, ids: Tensor, max_norm: float) -> Tensor:
     """Scale each looked-up embedding down to L2 norm max_norm (rows already shorter stay exact)."""
     rank = x.shape.ndims
     axes = list(range(ids.shape.ndims, rank))
-    norm2 = math_ops.reduce_sum(math_ops.square(x), axes, keepdims=True)
+    norm2 = reduction_ops.reduce_sum(math_ops.square(x), axes, keepdims=True)
     limit = float(max_norm)
     scale = math_ops.realdiv(limit, math_ops.sqrt(math_ops.maximum(norm2, limit * limit)))
     return math_ops.multiply(x, scale)

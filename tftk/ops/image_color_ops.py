@@ -15,7 +15,7 @@ import numpy as np
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.array_function import array_op, register_array_op
 from tftk.ops.einsum_ops import tensordot
 from tftk.ops.image_ops import _hsv_to_rgb, _rgb_to_hsv, convert_image_dtype
@@ -45,7 +45,7 @@ def rgb_to_grayscale(images: Any, name: str | None = None) -> Tensor:
         x = convert_to_tensor(images, name="images")
         flt = _as_float(x)
         weights = convert_to_tensor([0.2989, 0.5870, 0.1140], dtype=flt.dtype)
-        gray = array_ops.expand_dims(math_ops.reduce_sum(flt * weights, axis=-1), -1)
+        gray = array_ops.expand_dims(reduction_ops.reduce_sum(flt * weights, axis=-1), -1)
         return gray if flt is x else convert_image_dtype(gray, x.dtype)
 
 
@@ -207,7 +207,8 @@ def total_variation(images: Any, name: str | None = None) -> Tensor:
             dh, dw, axes = x[:, 1:, :, :] - x[:, :-1, :, :], x[:, :, 1:, :] - x[:, :, :-1, :], [1, 2, 3]
         else:
             raise ValueError("'images' must be either 3 or 4-dimensional.")
-        return math_ops.reduce_sum(math_ops.abs(dh), axis=axes) + math_ops.reduce_sum(math_ops.abs(dw), axis=axes)
+        return (reduction_ops.reduce_sum(math_ops.abs(dh), axis=axes)
+                + reduction_ops.reduce_sum(math_ops.abs(dw), axis=axes))
 
 
 def _paired(a: Any, b: Any, max_val: Any) -> tuple[Tensor, Tensor, Tensor]:
@@ -223,7 +224,7 @@ def psnr(a: Any, b: Any, max_val: Any, name: str | None = None) -> Tensor:
     """Peak signal-to-noise ratio per image: 20 log10(max_val) - 10 log10(mean squared error)."""
     with name_scope(name, "PSNR", [a, b]):
         x, y, m = _paired(a, b, max_val)
-        mse = math_ops.reduce_mean(math_ops.squared_difference(x, y), [-3, -2, -1])
+        mse = reduction_ops.reduce_mean(math_ops.squared_difference(x, y), [-3, -2, -1])
         ln10 = np.log(10.0)
         return math_ops.subtract(20 * math_ops.log(m) / ln10, 10 / ln10 * math_ops.log(mse), name="psnr")
 
@@ -268,7 +269,7 @@ def ssim(img1: Any, img2: Any, max_val: Any, filter_size: int = 11, filter_sigma
         flat_x, batch = _flatten_batch(x)
         flat_y, _ = _flatten_batch(y)
         luminance, cs = _ssim_parts(flat_x, flat_y, m, filter_size, filter_sigma, k1, k2)
-        value = math_ops.reduce_mean(luminance * cs, [-3, -2, -1])
+        value = reduction_ops.reduce_mean(luminance * cs, [-3, -2, -1])
         return array_ops.reshape(value, batch)
 
 
@@ -295,9 +296,9 @@ def ssim_multiscale(img1: Any, img2: Any, max_val: Any, power_factors: Sequence[
             if k:  # odd sizes: mirror the last row / column, then 2x2 averages
                 x, y = (avg_pool(_even(t), [1, 2, 2, 1], [1, 2, 2, 1], "VALID") for t in (x, y))
             luminance, cs = _ssim_parts(x, y, m, filter_size, filter_sigma, k1, k2)
-            terms.append(math_ops.reduce_mean(cs, [1, 2]))  # per image and channel
-        terms[-1] = math_ops.reduce_mean(luminance * cs, [1, 2])
+            terms.append(reduction_ops.reduce_mean(cs, [1, 2]))  # per image and channel
+        terms[-1] = reduction_ops.reduce_mean(luminance * cs, [1, 2])
         stacked = math_ops.maximum(array_ops.stack(terms, axis=-1), 0.0)
         weights = convert_to_tensor(list(power_factors), dtype=stacked.dtype)
-        value = math_ops.reduce_prod(math_ops.pow(stacked, weights), [-1])
-        return array_ops.reshape(math_ops.reduce_mean(value, [-1]), batch)
+        value = reduction_ops.reduce_prod(math_ops.pow(stacked, weights), [-1])
+        return array_ops.reshape(reduction_ops.reduce_mean(value, [-1]), batch)

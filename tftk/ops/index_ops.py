@@ -14,7 +14,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape, as_shape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.array_function import array_op, register_array_op
 from tftk.ops.gather_ops import gather, where
 from tftk.ops.op_builder import binary_inputs, broadcast_shape, op_scope
@@ -112,7 +112,7 @@ def batch_gather(params: Any, indices: Any, name: str | None = None) -> Tensor:
         if batch_rank == 0:
             return gather(p, idx)
         p_shape, i_shape = array_ops.shape(p), array_ops.shape(idx)
-        batch = math_ops.reduce_prod(p_shape[:batch_rank])
+        batch = reduction_ops.reduce_prod(p_shape[:batch_rank])
         rows = p_shape[batch_rank]
         flat_params = array_ops.reshape(p, array_ops.concat([[batch * rows], p_shape[batch_rank + 1:]], 0))
         offsets = math_ops.cast(_range(batch) * rows, idx.dtype)

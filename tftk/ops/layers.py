@@ -12,7 +12,7 @@ import numpy as np
 
 from tftk.framework import dtypes
 from tftk.framework.ops import GraphKeys, Tensor, add_to_collection, convert_to_tensor, name_scope
-from tftk.ops import array_ops, init_ops, math_ops, nn_ops
+from tftk.ops import array_ops, init_ops, math_ops, nn_ops, reduction_ops
 from tftk.ops.variable_scope import get_variable, variable_scope
 
 __all__ = [
@@ -287,7 +287,7 @@ def l1_regularizer(scale: float, scope: str | None = None) -> Callable[[Any], Te
         if scale == 0:
             return None
         with name_scope(scope, "l1_regularizer", [weights]):
-            return math_ops.multiply(math_ops.reduce_sum(math_ops.abs(convert_to_tensor(weights))), scale,
+            return math_ops.multiply(reduction_ops.reduce_sum(math_ops.abs(convert_to_tensor(weights))), scale,
                                      name="value")
     return regularize
 

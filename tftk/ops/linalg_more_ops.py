@@ -16,7 +16,7 @@ import numpy as np
 
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.array_function import array_op, register_array_op
 from tftk.ops.gather_ops import gather, where
 from tftk.ops.linalg_ops import matrix_solve, matrix_triangular_solve, norm, self_adjoint_eig, self_adjoint_eigvals, svd
@@ -160,7 +160,7 @@ def pinv(a: Any, rcond: Any = None, validate_args: bool = False, name: str | Non
         if rcond is None:
             rcond = _default_rcond(x)
         s, u, v = svd(x, full_matrices=False, compute_uv=True)
-        cutoff = math_ops.cast(rcond, x.dtype) * math_ops.reduce_max(s, axis=-1, keepdims=True)
+        cutoff = math_ops.cast(rcond, x.dtype) * reduction_ops.reduce_max(s, axis=-1, keepdims=True)
         keep = math_ops.greater(s, cutoff)
         safe = where(keep, s, array_ops.ones_like(s))
         inverse = where(keep, 1.0 / safe, array_ops.zeros_like(s))
@@ -174,11 +174,11 @@ def matrix_rank(a: Any, tol: Any = None, validate_args: bool = False, name: str 
         s = svd(x, compute_uv=False)
         if tol is None:
             m, n = x.shape.as_list()[-2:]
-            threshold = math_ops.reduce_max(s, axis=-1, keepdims=True) * (
+            threshold = reduction_ops.reduce_max(s, axis=-1, keepdims=True) * (
                 max(m, n) * np.finfo(x.dtype.as_numpy_dtype).eps)
         else:
             threshold = math_ops.cast(convert_to_tensor(tol), x.dtype)
-        return math_ops.reduce_sum(math_ops.cast(math_ops.greater(s, threshold), dtypes.int32), axis=-1)
+        return reduction_ops.reduce_sum(math_ops.cast(math_ops.greater(s, threshold), dtypes.int32), axis=-1)
 
 
 # ---- LU -----------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from tftk.framework import registry
 from tftk.framework.errors import InvalidArgumentError
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.matrix_ops import adjoint, eye, matrix_band_part, matrix_diag, matrix_diag_part
 from tftk.ops.op_builder import broadcast_shape, make_multi_op, make_op
 
@@ -123,7 +123,7 @@ def logdet(matrix: Any, name: str | None = None) -> Tensor:
     """log(det(matrix)) of Hermitian positive-definite matrices, via the Cholesky factor."""
     with name_scope(name, "logdet", [matrix]):
         chol = cholesky(matrix)
-        return math_ops.multiply(2.0, math_ops.reduce_sum(math_ops.log(matrix_diag_part(chol)), axis=-1))
+        return math_ops.multiply(2.0, reduction_ops.reduce_sum(math_ops.log(matrix_diag_part(chol)), axis=-1))
 
 
 # ---- solves --------------------------------------------------------------------------------------
@@ -424,15 +424,15 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: bool |
     with name_scope(name, "norm", [tensor]):
         x = convert_to_tensor(tensor)
         if ord in ("euclidean", "fro", 2, 2.0):
-            return math_ops.sqrt(math_ops.reduce_sum(math_ops.square(x),
+            return math_ops.sqrt(reduction_ops.reduce_sum(math_ops.square(x),
                                                      axis=axis, keepdims=keep))
         if ord in (1, 1.0):
-            return math_ops.reduce_sum(math_ops.abs(x), axis=axis, keepdims=keep)
+            return reduction_ops.reduce_sum(math_ops.abs(x), axis=axis, keepdims=keep)
         if ord == np.inf:
-            return math_ops.reduce_max(math_ops.abs(x), axis=axis, keepdims=keep)
+            return reduction_ops.reduce_max(math_ops.abs(x), axis=axis, keepdims=keep)
         if isinstance(ord, (int, float)) and ord > 0:
             p = float(ord)
-            return math_ops.pow(math_ops.reduce_sum(math_ops.pow(math_ops.abs(x), p), axis=axis, keepdims=keep),
+            return math_ops.pow(reduction_ops.reduce_sum(math_ops.pow(math_ops.abs(x), p), axis=axis, keepdims=keep),
                                 1.0 / p)
         raise ValueError(f"norm: ord must be 'euclidean', 'fro', a positive number or np.inf, got {ord!r}")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from tftk.framework import dtypes
 from tftk.framework.ops import GraphKeys, Tensor, add_to_collection, convert_to_tensor, get_collection, name_scope
-from tftk.ops import array_ops, math_ops, nn_loss_ops, nn_ops
+from tftk.ops import array_ops, math_ops, nn_loss_ops, nn_ops, reduction_ops
 
 __all__ = [
     "Reduction", "compute_weighted_loss", "absolute_difference", "mean_squared_error", "log_loss",
@@ -46,7 +46,7 @@ def _safe_div(numerator: Tensor, denominator: Tensor) -> Tensor:
 def _num_present(losses: Tensor, weights: Tensor) -> Tensor:
     """How many loss elements carry a nonzero weight (weights broadcast to the losses' shape)."""
     broadcast = math_ops.multiply(weights, array_ops.ones_like(losses))
-    return math_ops.reduce_sum(math_ops.cast(math_ops.not_equal(broadcast, 0), losses.dtype))
+    return reduction_ops.reduce_sum(math_ops.cast(math_ops.not_equal(broadcast, 0), losses.dtype))
 
 
 def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = None,
@@ -64,9 +64,9 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = N
         if reduction == Reduction.NONE:
             loss = weighted
         else:
-            loss = math_ops.reduce_sum(weighted)
+            loss = reduction_ops.reduce_sum(weighted)
             if reduction == Reduction.MEAN:
-                loss = _safe_div(loss, math_ops.reduce_sum(math_ops.multiply(array_ops.ones_like(losses), weights)))
+                loss = _safe_div(loss, reduction_ops.reduce_sum(math_ops.multiply(array_ops.ones_like(losses), weights)))
             elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
                 loss = _safe_div(loss, _num_present(losses, weights))
             elif reduction == Reduction.SUM_OVER_BATCH_SIZE:

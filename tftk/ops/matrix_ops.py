@@ -12,7 +12,7 @@ from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels.scatter import scatter_into_zeros
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.constant_op import constant
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_op
@@ -61,7 +61,7 @@ def matrix_diag_part(input: Any, name: str | None = None) -> Tensor:
 def trace(x: Any, name: str | None = None) -> Tensor:
     """Sum of the main diagonal of each innermost matrix."""
     with name_scope(name, "Trace", [x]):
-        return math_ops.reduce_sum(matrix_diag_part(x), axis=-1)
+        return reduction_ops.reduce_sum(matrix_diag_part(x), axis=-1)
 
 
 

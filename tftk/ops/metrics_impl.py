@@ -16,7 +16,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import GraphKeys, Tensor, add_to_collections, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, gather_ops, math_ops, state_ops
+from tftk.ops import array_ops, gather_ops, math_ops, reduction_ops, state_ops
 from tftk.ops.matrix_ops import matrix_diag_part
 from tftk.ops.op_builder import make_op
 from tftk.ops.variable_scope import variable_scope
@@ -75,8 +75,8 @@ def mean(values: Any, weights: Any = None, metrics_collections: Any = None,
         else:
             weights = _broadcast_weights(weights, values)
             values = math_ops.multiply(values, weights)
-            num_values = math_ops.reduce_sum(weights)
-        update_total = state_ops.assign_add(total, math_ops.reduce_sum(values))
+            num_values = reduction_ops.reduce_sum(weights)
+        update_total = state_ops.assign_add(total, reduction_ops.reduce_sum(values))
         update_count = state_ops.assign_add(count, num_values)
         value = _safe_div(total.value(), count.value(), "value")
         update = _safe_div(update_total, update_count, "update_op")
@@ -119,7 +119,7 @@ def _count(condition: Tensor, weights: Any, metrics_collections: Any, updates_co
     hits = _float(condition)
     if weights is not None:
         hits = math_ops.multiply(hits, _float(weights))
-    update = state_ops.assign_add(count, math_ops.reduce_sum(hits))
+    update = state_ops.assign_add(count, reduction_ops.reduce_sum(hits))
     return _collect(array_ops.identity(count.value()), update, metrics_collections, updates_collections)
 
 
@@ -209,7 +209,7 @@ def _confusion_at_thresholds(labels: Any, predictions: Any, thresholds: list, we
         if w is not None:
             hits = math_ops.multiply(hits, w)
         values.append(var.value())
-        updates.append(state_ops.assign_add(var, math_ops.reduce_sum(hits, 0)))
+        updates.append(state_ops.assign_add(var, reduction_ops.reduce_sum(hits, 0)))
     return values, updates
 
 
@@ -230,7 +230,7 @@ def _auc_from_counts(tp: Tensor, fn: Tensor, tn: Tensor, fp: Tensor, curve: str,
         heights = math_ops.minimum(y[:-1], y[1:])
     else:
         heights = math_ops.maximum(y[:-1], y[1:])
-    return math_ops.reduce_sum(math_ops.multiply(dx, heights), name=name)
+    return reduction_ops.reduce_sum(math_ops.multiply(dx, heights), name=name)
 
 
 # ---- top-k metrics ----------------------------------------------------------------------------
@@ -271,7 +271,7 @@ def _top_k_metric(kind: str, miss_column: int):
             if weights is not None:
                 weights = math_ops.cast(convert_to_tensor(weights), dtypes.float64)
                 counts = math_ops.multiply(counts, array_ops.reshape(weights, [-1, 1]))
-            totals = math_ops.reduce_sum(counts, 0)
+            totals = reduction_ops.reduce_sum(counts, 0)
             tp_var = metric_variable([], dtypes.float64, name="true_positive" + at_k)
             miss_var = metric_variable([], dtypes.float64, name=miss_name + at_k)
             tp_update = state_ops.assign_add(tp_var, totals[0])
@@ -315,15 +315,15 @@ def mean_iou(labels: Any, predictions: Any, num_classes: int, weights: Any = Non
 
         def compute(cm: Tensor, op_name: str) -> Tensor:
             """TF's compute_mean_iou: classes absent from labels and predictions do not count."""
-            sum_over_row = math_ops.cast(math_ops.reduce_sum(cm, 0), dtypes.float32)
-            sum_over_col = math_ops.cast(math_ops.reduce_sum(cm, 1), dtypes.float32)
+            sum_over_row = math_ops.cast(reduction_ops.reduce_sum(cm, 0), dtypes.float32)
+            sum_over_col = math_ops.cast(reduction_ops.reduce_sum(cm, 1), dtypes.float32)
             diag = math_ops.cast(matrix_diag_part(cm), dtypes.float32)
             denominator = math_ops.subtract(math_ops.add(sum_over_row, sum_over_col), diag)
-            valid = math_ops.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0), dtypes.float32))
+            valid = reduction_ops.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0), dtypes.float32))
             denominator = gather_ops.where(math_ops.greater(denominator, 0), denominator,
                                               array_ops.ones_like(denominator))
             iou = math_ops.truediv(diag, denominator)
-            return _safe_div(math_ops.reduce_sum(iou), valid, op_name)
+            return _safe_div(reduction_ops.reduce_sum(iou), valid, op_name)
 
         value = compute(total.value(), "mean_iou")
         return _collect(value, update, metrics_collections, updates_collections)  # TF: update is the matrix
@@ -345,6 +345,6 @@ def mean_per_class_accuracy(labels: Any, predictions: Any, num_classes: int, wei
             ones, is_correct = math_ops.multiply(ones, w), math_ops.multiply(is_correct, w)
         update_total = state_ops.scatter_add(total, labels, ones)
         update_count = state_ops.scatter_add(count, labels, is_correct)
-        value = math_ops.reduce_mean(_safe_div(count.value(), total.value()), name="mean_accuracy")
+        value = reduction_ops.reduce_mean(_safe_div(count.value(), total.value()), name="mean_accuracy")
         update = _safe_div(update_count, update_total, "update_op")  # TF: per class, not averaged
         return _collect(value, update, metrics_collections, updates_collections)

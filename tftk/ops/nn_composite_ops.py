@@ -8,7 +8,7 @@ from typing import Any
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops, nn_ops
+from tftk.ops import array_ops, math_ops, nn_ops, reduction_ops
 from tftk.ops.gather_ops import where
 from tftk.ops.safe_math_ops import divide_no_nan
 
@@ -56,11 +56,11 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
                                                                           dtypes.float32)
             loss = math_ops.cast(weighted, loss.dtype)
         batch = array_ops.shape(loss)[0] if global_batch_size is None else global_batch_size
-        return divide_no_nan(math_ops.reduce_sum(loss), math_ops.cast(batch, loss.dtype))
+        return divide_no_nan(reduction_ops.reduce_sum(loss), math_ops.cast(batch, loss.dtype))
 
 
 def scale_regularization_loss(regularization_loss: Any) -> Tensor:
     """The summed regularisation loss divided by the number of replicas (one)."""
     if isinstance(regularization_loss, (list, tuple)):
         regularization_loss = math_ops.add_n(regularization_loss)
-    return math_ops.reduce_sum(regularization_loss)
+    return reduction_ops.reduce_sum(regularization_loss)

@@ -18,7 +18,7 @@ import numpy as np
 
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, gather_ops, math_ops
+from tftk.ops import array_ops, gather_ops, math_ops, reduction_ops
 from tftk.ops.einsum_ops import einsum
 from tftk.ops.matrix_ops import eye
 from tftk.ops.nn_ops import avg_pool, batch_normalization, conv1d, conv2d, max_pool, moments
@@ -270,7 +270,7 @@ def fused_batch_norm(x: Any, scale: Any, offset: Any, mean: Any = None, variance
             if mean is not None or variance is not None:
                 raise ValueError("fused_batch_norm: mean and variance must be None when is_training=True")
             batch_mean, batch_var = moments(t, [0, 1, 2])
-            n = math_ops.cast(math_ops.reduce_prod(array_ops.shape(t)[:3]), t.dtype)
+            n = math_ops.cast(reduction_ops.reduce_prod(array_ops.shape(t)[:3]), t.dtype)
             returned_var = batch_var * n / math_ops.maximum(n - 1.0, 1.0)
         else:
             if mean is None or variance is None:
@@ -291,10 +291,10 @@ def weighted_moments(x: Any, axes: Sequence[int], frequency_weights: Any, name: 
     with name_scope(name, "weighted_moments", [x, frequency_weights]):
         t = convert_to_tensor(x)
         w = convert_to_tensor(frequency_weights, dtype=t.dtype)
-        weighted_sum = math_ops.reduce_sum(w * t, axes, keepdims=True)
-        total = math_ops.reduce_sum(w + array_ops.zeros_like(t), axes, keepdims=True)
+        weighted_sum = reduction_ops.reduce_sum(w * t, axes, keepdims=True)
+        total = reduction_ops.reduce_sum(w + array_ops.zeros_like(t), axes, keepdims=True)
         mean = weighted_sum / total
-        variance = math_ops.reduce_sum(w * math_ops.squared_difference(t, mean), axes, keepdims=True) / total
+        variance = reduction_ops.reduce_sum(w * math_ops.squared_difference(t, mean), axes, keepdims=True) / total
         if not keep:
             mean, variance = array_ops.squeeze(mean, axes), array_ops.squeeze(variance, axes)
         return mean, variance
@@ -307,10 +307,10 @@ def sufficient_statistics(x: Any, axes: Sequence[int], shift: Any = None, keep_d
     with name_scope(name, "sufficient_statistics", [x, shift]):
         t = convert_to_tensor(x)
         dims = array_ops.shape(t)
-        count = math_ops.cast(math_ops.reduce_prod(gather_ops.gather(dims, list(axes))), t.dtype)
+        count = math_ops.cast(reduction_ops.reduce_prod(gather_ops.gather(dims, list(axes))), t.dtype)
         centred = t if shift is None else math_ops.subtract(t, shift)
-        mean_ss = math_ops.reduce_sum(centred, axes, keepdims=keep)
-        var_ss = math_ops.reduce_sum(math_ops.square(centred), axes, keepdims=keep)
+        mean_ss = reduction_ops.reduce_sum(centred, axes, keepdims=keep)
+        var_ss = reduction_ops.reduce_sum(math_ops.square(centred), axes, keepdims=keep)
         return count, mean_ss, var_ss, (None if shift is None else convert_to_tensor(shift, dtype=t.dtype))
 
 

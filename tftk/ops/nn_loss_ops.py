@@ -15,7 +15,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, math_ops, nn_ops, random_ops
+from tftk.ops import array_ops, math_ops, nn_ops, random_ops, reduction_ops
 from tftk.ops.op_builder import make_multi_op, make_op
 
 __all__ = [
@@ -313,7 +313,7 @@ def _compute_sampled_logits(weights: Any, biases: Any, labels: Any, inputs: Any,
     true_w = array_ops.reshape(embedding_lookup(weights, flat_labels, partition_strategy), [-1, num_true, dim])
     true_b = array_ops.reshape(embedding_lookup(biases, flat_labels, partition_strategy), [-1, num_true])
     true_logits = math_ops.add(
-        math_ops.reduce_sum(math_ops.multiply(array_ops.expand_dims(inputs, 1), true_w), -1), true_b)
+        reduction_ops.reduce_sum(math_ops.multiply(array_ops.expand_dims(inputs, 1), true_w), -1), true_b)
     sampled_w = embedding_lookup(weights, sampled, partition_strategy)
     sampled_b = embedding_lookup(biases, sampled, partition_strategy)
     sampled_logits = math_ops.add(math_ops.matmul(inputs, sampled_w, transpose_b=True), sampled_b)
@@ -340,7 +340,7 @@ def nce_loss(weights: Any, biases: Any, labels: Any, inputs: Any, num_sampled: i
                                                   num_true, sampled_values, True, remove_accidental_hits,
                                                   partition_strategy, seed)
         per_class = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
-        return math_ops.reduce_sum(per_class, 1)
+        return reduction_ops.reduce_sum(per_class, 1)
 
 
 def sampled_softmax_loss(weights: Any, biases: Any, labels: Any, inputs: Any, num_sampled: int,
@@ -388,7 +388,7 @@ def sequence_loss(logits: Sequence[Any], targets: Sequence[Any], weights: Sequen
     with name_scope(name, "sequence_loss", list(logits) + list(targets) + list(weights)):
         per_example = sequence_loss_by_example(logits, targets, weights, average_across_timesteps,
                                                softmax_loss_function)
-        cost = math_ops.reduce_sum(per_example)
+        cost = reduction_ops.reduce_sum(per_example)
         if average_across_batch:
             batch = math_ops.cast(array_ops.shape(convert_to_tensor(targets[0]))[0], cost.dtype)
             cost = math_ops.realdiv(cost, batch)

@@ -15,7 +15,7 @@ from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels.scatter import along_last_axis, scatter_into_zeros
-from tftk.ops import array_ops, math_ops, random_ops
+from tftk.ops import array_ops, math_ops, random_ops, reduction_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.conv_pool_ops import avg_pool, conv1d, conv2d, conv2d_transpose, max_pool
 from tftk.ops.op_builder import float_input, make_multi_op, make_op
@@ -197,14 +197,14 @@ registry.register_op("LogSoftmax", _bind_log_softmax)
 @registry.register_gradient("Softmax")
 def _softmax_grad(op, grad):
     y, axis = op.outputs[0], op.get_attr("axis")
-    inner = math_ops.reduce_sum(math_ops.multiply(grad, y), axis, keepdims=True)
+    inner = reduction_ops.reduce_sum(math_ops.multiply(grad, y), axis, keepdims=True)
     return [math_ops.multiply(math_ops.subtract(grad, inner), y)]
 
 
 @registry.register_gradient("LogSoftmax")
 def _log_softmax_grad(op, grad):
     y, axis = op.outputs[0], op.get_attr("axis")
-    total = math_ops.reduce_sum(grad, axis, keepdims=True)
+    total = reduction_ops.reduce_sum(grad, axis, keepdims=True)
     return [math_ops.subtract(grad, math_ops.multiply(math_ops.exp(y), total))]
 
 
@@ -322,7 +322,7 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
     with name_scope(name, "l2_normalize", [x]):
         x = float_input(x, "l2_normalize", "x")
         axis = axis if axis is not None else dim
-        square_sum = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
+        square_sum = reduction_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
         return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(square_sum, epsilon)))
 
 
@@ -332,9 +332,9 @@ def moments(x: Any, axes: Sequence[int], shift: Any = None, name: str | None = N
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with name_scope(name, "moments", [x]):
         x = float_input(x, "moments", "x")
-        mean = math_ops.reduce_mean(x, axes, keepdims=True, name="mean")
+        mean = reduction_ops.reduce_mean(x, axes, keepdims=True, name="mean")
         centred = math_ops.squared_difference(x, array_ops.stop_gradient(mean))
-        variance = math_ops.reduce_mean(centred, axes, keepdims=True, name="variance")
+        variance = reduction_ops.reduce_mean(centred, axes, keepdims=True, name="variance")
         if not keep:
             mean = array_ops.squeeze(mean, list(axes))
             variance = array_ops.squeeze(variance, list(axes))

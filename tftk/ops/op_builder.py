@@ -38,9 +38,15 @@ def _encloses(outer, graph) -> bool:
     return False
 
 
+def _as_tensors(inputs: Sequence[Any]) -> list:
+    """Inputs as tensors: an IndexedSlices (a gradient rule's sparse incoming gradient) as its dense value."""
+    return [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in inputs]
+
+
 def make_op(op_type: str, inputs: Sequence[Tensor], dtype: dtypes.DType, shape: Any,
             name: str | None = None, attrs: dict | None = None) -> Tensor:
     """Add a one-output op to the inputs' graph and return its output tensor."""
+    inputs = _as_tensors(inputs)
     graph = graph_of(inputs)
     return graph.create_op(op_type, inputs, [(dtype, as_shape(shape))], name, attrs).outputs[0]
 
@@ -48,6 +54,7 @@ def make_op(op_type: str, inputs: Sequence[Tensor], dtype: dtypes.DType, shape: 
 def make_multi_op(op_type: str, inputs: Sequence[Tensor], specs: list[tuple[dtypes.DType, Any]],
                   name: str | None = None, attrs: dict | None = None) -> Operation:
     """Add an op with any number of outputs (possibly none) and return the Operation."""
+    inputs = _as_tensors(inputs)
     graph = graph_of(inputs)
     return graph.create_op(op_type, inputs, specs, name, attrs)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.gather_ops import where
 from tftk.ops.nn_ops import softplus
 from tftk.ops.op_builder import binary_inputs
@@ -73,8 +73,8 @@ def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False,
     """The (biased) variance over `axis`."""
     with name_scope(name, "reduce_variance", [input_tensor]):
         t = convert_to_tensor(input_tensor)
-        mean = math_ops.reduce_mean(t, axis=axis, keepdims=True)
-        return math_ops.reduce_mean(math_ops.squared_difference(t, mean), axis=axis, keepdims=keepdims)
+        mean = reduction_ops.reduce_mean(t, axis=axis, keepdims=True)
+        return reduction_ops.reduce_mean(math_ops.squared_difference(t, mean), axis=axis, keepdims=keepdims)
 
 
 def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
@@ -88,7 +88,7 @@ def reduce_euclidean_norm(input_tensor: Any, axis: Any = None, keepdims: bool = 
     """sqrt(sum(x ** 2)) over `axis`."""
     with name_scope(name, "EuclideanNorm", [input_tensor]):
         t = convert_to_tensor(input_tensor)
-        return math_ops.sqrt(math_ops.reduce_sum(math_ops.square(t), axis=axis, keepdims=keepdims))
+        return math_ops.sqrt(reduction_ops.reduce_sum(math_ops.square(t), axis=axis, keepdims=keepdims))
 
 
 def zero_fraction(value: Any, name: str | None = None) -> Tensor:
@@ -96,4 +96,4 @@ def zero_fraction(value: Any, name: str | None = None) -> Tensor:
     with name_scope(name, "zero_fraction", [value]):
         t = convert_to_tensor(value)
         zeros = math_ops.cast(math_ops.equal(t, array_ops.zeros_like(t)), dtypes.float32)
-        return math_ops.reduce_mean(zeros)
+        return reduction_ops.reduce_mean(zeros)

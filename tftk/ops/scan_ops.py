@@ -9,7 +9,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import math_ops
+from tftk.ops import math_ops, reduction_ops
 from tftk.ops.constant_value import static_axis
 from tftk.ops.op_builder import make_op
 
@@ -138,7 +138,7 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
     """Counts (or summed weights) of each value in a non-negative int32 array."""
     with name_scope(None, "bincount", [arr]):
         a = convert_to_tensor(arr, dtype=dtypes.int32)
-        size = math_ops.add(math_ops.reduce_max(a), 1) if a.shape.num_elements() != 0 else \
+        size = math_ops.add(reduction_ops.reduce_max(a), 1) if a.shape.num_elements() != 0 else \
             convert_to_tensor(0)
         if minlength is not None:
             size = math_ops.maximum(size, convert_to_tensor(minlength, dtype=dtypes.int32))

@@ -14,7 +14,7 @@ import numpy as np
 from tftk.framework import registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.gather_ops import gather, gather_nd
 from tftk.ops.op_builder import make_op
@@ -272,7 +272,7 @@ def _sparse_segment(data: Any, indices: Any, segment_ids: Any, num_segments: Any
         rows = gather_nd(convert_to_tensor(data), array_ops.expand_dims(indices, -1))  # dense gradient, as TF
         ids = convert_to_tensor(segment_ids)
         if num_segments is None:
-            num_segments = math_ops.add(math_ops.reduce_max(ids), 1)
+            num_segments = math_ops.add(reduction_ops.reduce_max(ids), 1)
         total = unsorted_segment_sum(rows, ids, num_segments)
         if scale == "sum":
             return total

@@ -10,7 +10,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import math_ops
+from tftk.ops import math_ops, reduction_ops
 from tftk.ops.constant_value import constant_value, static_ints
 from tftk.ops.op_builder import make_multi_op, make_op
 
@@ -105,7 +105,7 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, na
         lens = convert_to_tensor(lengths)
         if not lens.dtype.is_integer:
             raise TypeError(f"sequence_mask: lengths must be integers, got {lens.dtype.name}")
-        m = math_ops.reduce_max(lens) if maxlen is None else math_ops.cast(convert_to_tensor(maxlen), lens.dtype)
+        m = reduction_ops.reduce_max(lens) if maxlen is None else math_ops.cast(convert_to_tensor(maxlen), lens.dtype)
         mv = constant_value(m)
         dims = lens.shape.as_tuple()
         shape = TensorShape(None) if dims is None else TensorShape(dims + (None if mv is None else int(mv),))

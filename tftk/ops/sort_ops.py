@@ -13,7 +13,7 @@ import numpy as np
 
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.array_function import array_op, register_array_op
 from tftk.ops.constant_value import constant_value
 
@@ -228,7 +228,7 @@ def _monotone(x: Any, strict: bool, name: str | None, default: str) -> Tensor:
         flat = array_ops.reshape(convert_to_tensor(x, name="x"), [-1])
         left, right = flat[:-1], flat[1:]
         compare = math_ops.less if strict else math_ops.less_equal
-        return math_ops.reduce_all(compare(left, right))
+        return reduction_ops.reduce_all(compare(left, right))
 
 
 def is_non_decreasing(x: Any, name: str | None = None) -> Tensor:

@@ -16,7 +16,7 @@ from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.embedding_ops import embedding_lookup
 from tftk.ops.gather_ops import where
 from tftk.ops.safe_math_ops import divide_no_nan
@@ -105,7 +105,7 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: SparseTenso
     with name_scope(name, "embedding_lookup", inputs):
         original_shape = sparse_ids.dense_shape
         lead = original_shape[:-1]
-        ids = sparse_reshape(sparse_ids, array_ops.stack([math_ops.reduce_prod(lead), original_shape[-1]]))
+        ids = sparse_reshape(sparse_ids, array_ops.stack([reduction_ops.reduce_prod(lead), original_shape[-1]]))
         weights = None if sparse_weights is None else SparseTensor(ids.indices, sparse_weights.values, ids.dense_shape)
         valid = math_ops.greater_equal(ids.values, 0)
         ids, weights = sparse_retain(ids, valid), weights if weights is None else sparse_retain(weights, valid)

@@ -17,7 +17,7 @@ from tftk.framework import dtypes, registry
 from tftk.framework.errors import InvalidArgumentError
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.sparse_tensor import SparseTensor
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.gather_ops import gather, gather_nd, where
 from tftk.ops.op_builder import make_multi_op
@@ -149,7 +149,7 @@ def sparse_reset_shape(sp_input: SparseTensor, new_shape: Any = None) -> SparseT
     sp = _sparse(sp_input, "sparse_reset_shape")
     with name_scope(None, "SparseResetShape", [sp.indices]):
         if new_shape is None:
-            shape = math_ops.add(math_ops.reduce_max(sp.indices, axis=0), 1)
+            shape = math_ops.add(reduction_ops.reduce_max(sp.indices, axis=0), 1)
         else:
             shape = convert_to_tensor(new_shape, dtype=dtypes.int64)
         return SparseTensor(sp.indices, sp.values, shape)
@@ -200,7 +200,7 @@ def sparse_reduce_sum(sp_input: SparseTensor, axis: Any = None, keepdims: bool |
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with name_scope(None, "SparseReduceSum", [sp.values]):
         dense = sparse_to_dense(sp.indices, sp.dense_shape, sp.values, validate_indices=False)
-        return math_ops.reduce_sum(dense, axis=axis, keepdims=keep)
+        return reduction_ops.reduce_sum(dense, axis=axis, keepdims=keep)
 
 
 def sparse_reduce_sum_sparse(sp_input: SparseTensor, axis: Any = None, keepdims: bool | None = None,
@@ -219,7 +219,7 @@ def sparse_reduce_max(sp_input: SparseTensor, axis: Any = None, keepdims: bool |
     lowest = npd(-np.inf) if sp.dtype.is_floating else np.iinfo(npd).min
     with name_scope(None, "SparseReduceMax", [sp.values]):
         dense = sparse_to_dense(sp.indices, sp.dense_shape, sp.values, default_value=lowest, validate_indices=False)
-        result = math_ops.reduce_max(dense, axis=axis, keepdims=keep)
+        result = reduction_ops.reduce_max(dense, axis=axis, keepdims=keep)
         return where(math_ops.equal(result, lowest), array_ops.zeros_like(result), result)
 
 
@@ -246,7 +246,7 @@ def sparse_concat(axis: int, sp_inputs: Sequence[SparseTensor], name: str | None
             shapes.append(sp.dense_shape)
         stacked = array_ops.stack(shapes)
         if expand_nonconcat_dim:
-            shape = math_ops.add(math_ops.multiply(math_ops.reduce_max(stacked, axis=0), 1 - column),
+            shape = math_ops.add(math_ops.multiply(reduction_ops.reduce_max(stacked, axis=0), 1 - column),
                                  math_ops.multiply(offset, column))
         else:
             shape = math_ops.add(math_ops.multiply(shapes[0], 1 - column), math_ops.multiply(offset, column))

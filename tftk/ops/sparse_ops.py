@@ -11,7 +11,7 @@ from tftk.framework.errors import InvalidArgumentError
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.gather_ops import gather_nd
 from tftk.ops.constant_op import placeholder
 from tftk.ops.constant_value import constant_value
@@ -58,7 +58,7 @@ def _sparse_to_dense_grad(op, grad):
     indices, _, values, default = op.inputs
     picked = gather_nd(grad, indices)
     values_grad = math_ops.unbroadcast(picked, values)
-    default_grad = math_ops.subtract(math_ops.reduce_sum(grad), math_ops.reduce_sum(picked))
+    default_grad = math_ops.subtract(reduction_ops.reduce_sum(grad), reduction_ops.reduce_sum(picked))
     return [None, None, values_grad, default_grad]
 
 

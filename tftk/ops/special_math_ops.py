@@ -14,7 +14,7 @@ import numpy as np
 
 from tftk.framework import registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import math_ops
+from tftk.ops import math_ops, reduction_ops
 from tftk.ops.gather_ops import where
 from tftk.ops.op_builder import binary_inputs, broadcast_shape, make_op
 
@@ -298,8 +298,8 @@ def lbeta(x: Any, name: str = "lbeta") -> Tensor:
     """log of the multivariate beta function over the last axis: sum(lgamma(x)) - lgamma(sum(x))."""
     with name_scope(name, "lbeta", [x]):
         t = convert_to_tensor(x)
-        return math_ops.subtract(math_ops.reduce_sum(lgamma(t), axis=-1),
-                                 lgamma(math_ops.reduce_sum(t, axis=-1)))
+        return math_ops.subtract(reduction_ops.reduce_sum(lgamma(t), axis=-1),
+                                 lgamma(reduction_ops.reduce_sum(t, axis=-1)))
 
 
 def xlogy(x: Any, y: Any, name: str | None = None) -> Tensor:

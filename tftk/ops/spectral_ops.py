@@ -9,7 +9,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import binary_inputs, broadcast_shape, make_op
 
@@ -81,7 +81,7 @@ def ifft3d(input: Any, name: str | None = None) -> Tensor:
 
 def _transformed_size(grad: Tensor, k: int) -> Tensor:
     """The number of points of a k-D transform, as a complex scalar."""
-    n = math_ops.reduce_prod(array_ops.shape(grad)[-k:])
+    n = reduction_ops.reduce_prod(array_ops.shape(grad)[-k:])
     return complex(math_ops.cast(n, grad.dtype.real_dtype), np.zeros((), grad.dtype.real_dtype.as_numpy_dtype))
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from tftk.framework import dtypes
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor, name_scope
 from tftk.framework.sparse_tensor import SparseTensor
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.control_flow_ops import group, no_op
 from tftk.ops.logging_ops import Assert
 
@@ -34,7 +34,7 @@ def assert_rank_in(x: Any, ranks: Sequence[int], data: Any = None, summarize: in
                                  f"rank {t.shape.ndims}, shape {tuple(t.shape.as_list())}")
             return no_op(name="static_checks_determined_all_ok")
         rank = array_ops.rank(t)
-        ok = math_ops.reduce_any(math_ops.equal(rank, wanted))
+        ok = reduction_ops.reduce_any(math_ops.equal(rank, wanted))
         return Assert(ok, ([message] if message else []) + [f"Tensor {t.name} must have rank in", wanted,
                                                              "Received rank:", rank], summarize=summarize)
 
