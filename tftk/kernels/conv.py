@@ -238,7 +238,7 @@ def conv2d(x: np.ndarray, w: np.ndarray, strides: Pair = (1, 1), pads: tuple[Pai
     xpad = g.padded(x, x.dtype)
     y = np.empty((g.n * g.per_image, g.co), dtype=x.dtype)
 
-    def tile(index: int, slot: int) -> None:
+    def tile(index: int) -> None:
         b0, b1, r0, r1 = g.tile(index)
         cols = g.buffer(x.dtype, r1 - r0)
         g.move(xpad, b0, b1, cols, True)
@@ -260,7 +260,7 @@ def conv2d_backprop_input(dy: np.ndarray, w: np.ndarray, input_shape: tuple[int,
         return (dym @ wt).reshape(input_shape)
     dxpad = g.padded(None, dy.dtype)
 
-    def tile(index: int, slot: int) -> None:
+    def tile(index: int) -> None:
         b0, b1, r0, r1 = g.tile(index)
         dcols = g.buffer(dy.dtype, r1 - r0)
         np.matmul(dym[r0:r1], wt, out=g.matrix(dcols))
@@ -282,7 +282,7 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
     xpad = g.padded(x, x.dtype)
     partials = np.empty((g.count, g.depth, g.co), dtype=x.dtype)
 
-    def tile(index: int, slot: int) -> None:
+    def tile(index: int) -> None:
         b0, b1, r0, r1 = g.tile(index)
         cols = g.buffer(x.dtype, r1 - r0)
         g.move(xpad, b0, b1, cols, True)
