@@ -19,7 +19,7 @@ Threads: the tiles are handed out by `tftk.kernels.parallel.run_tiles` to the ca
 helpers, each gathering with a GIL-free Numba kernel and multiplying with single-threaded BLAS;
 a thread takes the next tile when it is free, so one that is descheduled (another process holds
 its core) delays the call by at most the tile it holds instead of stalling every BLAS barrier. The
-filter gradient keeps one partial sum per thread. A Numba `prange` here would be the wrong tool: its
+filter gradient keeps one partial sum per tile. A Numba `prange` here would be the wrong tool: its
 OpenMP workers spin against OpenBLAS's and cost a flat ~8 ms per call on 2 cores.
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 from tftk.kernels.jit import njit
-from tftk.kernels.parallel import run_tiles, scratch, thread_budget
+from tftk.kernels.parallel import run_tiles, scratch
 
 __all__ = ["conv_output_size", "window_output_size", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"]
 
@@ -141,20 +141,23 @@ def _tap_col2im(xpad, b0, b1, kh, kw, sh, sw, dh, dw, oh, ow, cols_t):  # pragma
     _tap_rows(xpad, b0, b1, kh, kw, sh, sw, dh, dw, oh, ow, cols_t, False)
 
 
-# A tile's patch matrix stays within this many bytes (and a tile holds at least one image), and each
-# thread gets at least TILES_PER_THREAD tiles so that a descheduled thread leaves little to wait for.
+# A tile's patch matrix stays within this many bytes (and a tile holds at least one image), and a
+# batch is cut into at least MIN_TILES tiles, so that each of a few threads gets several and a
+# descheduled one leaves little to wait for. The tiles never depend on the thread count: the filter
+# gradient adds its per-tile products in tile order, so results are the same bits on any number of
+# threads (a resumed training run stays bit-identical to an uninterrupted one).
 # On 1 thread, tiles of 0.5, 1, 2 and 4 MB ran the LeNet 16->32 and deep-MNIST 32->64 passes within
 # noise of each other (12.7-14.1 ms for deep-MNIST's, CPU time at load 11): whole 20-30 MB patch
 # matrices ran ~35% slower (7.2 vs 4.1 ms on LeNet's forward).
 TILE_BYTES = 1 << 22
-TILES_PER_THREAD = 4
+MIN_TILES = 8
 
 
 class _Geometry:
     """One convolution's sizes and the tiles of images its patch matrix is built in."""
 
     def __init__(self, x_shape: tuple[int, ...], filter_shape: tuple[int, ...], strides: Pair,
-                 pads: tuple[Pair, Pair], dilations: Pair, itemsize: int, threads: int):
+                 pads: tuple[Pair, Pair], dilations: Pair, itemsize: int):
         self.n, self.h, self.w, self.c = (int(d) for d in x_shape)
         self.kh, self.kw, _, self.co = (int(d) for d in filter_shape)
         self.oh, self.ow = _check(x_shape, filter_shape, strides, pads, dilations)
@@ -164,8 +167,7 @@ class _Geometry:
         self.per_image = self.oh * self.ow
         self.depth = self.kh * self.kw * self.c
         by_size = TILE_BYTES // (self.per_image * self.depth * itemsize)
-        by_threads = -(-self.n // (TILES_PER_THREAD * threads)) if threads > 1 else self.n
-        self.step = max(1, min(self.n, by_size, by_threads))
+        self.step = max(1, min(self.n, by_size, -(-self.n // MIN_TILES)))
         self.count = -(-self.n // self.step)
 
     def tile(self, index: int) -> tuple[int, int, int, int]:
@@ -229,20 +231,19 @@ def _check(x_shape: tuple[int, ...], filter_shape: tuple[int, ...], strides: Pai
 def conv2d(x: np.ndarray, w: np.ndarray, strides: Pair = (1, 1), pads: tuple[Pair, Pair] = ((0, 0), (0, 0)),
            dilations: Pair = (1, 1)) -> np.ndarray:
     """TF's Conv2D (cross-correlation, no filter flip): NHWC x, HWIO w -> NHWC y."""
-    threads = thread_budget()
-    g = _Geometry(x.shape, w.shape, strides, pads, dilations, x.itemsize, threads)
+    g = _Geometry(x.shape, w.shape, strides, pads, dilations, x.itemsize)
     wm = np.ascontiguousarray(w, dtype=x.dtype).reshape(g.depth, g.co)
     if g.plain:
         return (np.ascontiguousarray(x).reshape(-1, g.c) @ wm).reshape(g.n, g.oh, g.ow, g.co)
     xpad = g.padded(x, x.dtype)
     y = np.empty((g.n * g.per_image, g.co), dtype=x.dtype)
 
-    def tile(index: int, slot: int) -> None:
+    def tile(index: int) -> None:
         b0, b1, r0, r1 = g.tile(index)
         cols = g.buffer(x.dtype, r1 - r0)
         g.move(xpad, b0, b1, cols, True)
         np.matmul(g.matrix(cols), wm, out=y[r0:r1])
-    run_tiles(g.count, tile, threads)
+    run_tiles(g.count, tile)
     return y.reshape(g.n, g.oh, g.ow, g.co)
 
 
@@ -250,8 +251,7 @@ def conv2d_backprop_input(dy: np.ndarray, w: np.ndarray, input_shape: tuple[int,
                           pads: tuple[Pair, Pair] = ((0, 0), (0, 0)), dilations: Pair = (1, 1)) -> np.ndarray:
     """TF's Conv2DBackpropInput: the gradient of conv2d with respect to x, shaped `input_shape`."""
     input_shape = tuple(int(d) for d in input_shape)
-    threads = thread_budget()
-    g = _Geometry(input_shape, w.shape, strides, pads, dilations, dy.itemsize, threads)
+    g = _Geometry(input_shape, w.shape, strides, pads, dilations, dy.itemsize)
     if dy.shape != (g.n, g.oh, g.ow, g.co):
         raise ValueError(f"conv2d_backprop_input: dy has shape {dy.shape}, expected {(g.n, g.oh, g.ow, g.co)}")
     dym = np.ascontiguousarray(dy).reshape(-1, g.co)
@@ -260,12 +260,12 @@ def conv2d_backprop_input(dy: np.ndarray, w: np.ndarray, input_shape: tuple[int,
         return (dym @ wt).reshape(input_shape)
     dxpad = g.padded(None, dy.dtype)
 
-    def tile(index: int, slot: int) -> None:
+    def tile(index: int) -> None:
         b0, b1, r0, r1 = g.tile(index)
         dcols = g.buffer(dy.dtype, r1 - r0)
         np.matmul(dym[r0:r1], wt, out=g.matrix(dcols))
         g.move(dxpad, b0, b1, dcols, False)
-    run_tiles(g.count, tile, threads)
+    run_tiles(g.count, tile)
     return g.interior(dxpad).copy()
 
 
@@ -273,21 +273,19 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
                            pads: tuple[Pair, Pair] = ((0, 0), (0, 0)), dilations: Pair = (1, 1)) -> np.ndarray:
     """TF's Conv2DBackpropFilter: the gradient of conv2d with respect to w, shaped `filter_shape`."""
     filter_shape = tuple(int(d) for d in filter_shape)
-    threads = thread_budget()
-    g = _Geometry(x.shape, filter_shape, strides, pads, dilations, x.itemsize, threads)
+    g = _Geometry(x.shape, filter_shape, strides, pads, dilations, x.itemsize)
     if dy.shape != (g.n, g.oh, g.ow, g.co):
         raise ValueError(f"conv2d_backprop_filter: dy has shape {dy.shape}, expected {(g.n, g.oh, g.ow, g.co)}")
     dym = np.ascontiguousarray(dy, dtype=x.dtype).reshape(-1, g.co)
     if g.plain:
         return (np.ascontiguousarray(x).reshape(-1, g.c).T @ dym).reshape(filter_shape)
     xpad = g.padded(x, x.dtype)
-    partials = np.zeros((min(threads, g.count), g.depth, g.co), dtype=x.dtype)
+    partials = np.empty((g.count, g.depth, g.co), dtype=x.dtype)
 
-    def tile(index: int, slot: int) -> None:
+    def tile(index: int) -> None:
         b0, b1, r0, r1 = g.tile(index)
         cols = g.buffer(x.dtype, r1 - r0)
         g.move(xpad, b0, b1, cols, True)
-        partials[slot] += g.matrix(cols).T @ dym[r0:r1]
-    used = run_tiles(g.count, tile, threads)
-    dw = partials[0] if used == 1 else partials[:used].sum(axis=0)
-    return dw.reshape(filter_shape)
+        np.matmul(g.matrix(cols).T, dym[r0:r1], out=partials[index])
+    run_tiles(g.count, tile)
+    return partials.sum(axis=0).reshape(filter_shape)

@@ -53,42 +53,38 @@ def thread_budget() -> int:
     return budget
 
 
-def scratch(shape: tuple[int, ...], dtype: np.dtype, slot: int = 0) -> np.ndarray:
-    """A per-thread reusable buffer (contents undefined): tiles reuse warm pages instead of fresh ones."""
-    buffers = getattr(_local, "scratch", None)
-    if buffers is None:
-        buffers = _local.scratch = {}
+def scratch(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The calling thread's reusable buffer (contents undefined): tiles reuse warm pages, not fresh ones.
+
+    One per thread: a second call in the same thread returns the same memory.
+    """
     dtype = np.dtype(dtype)
     need = int(np.prod(shape)) * dtype.itemsize
-    held = buffers.get(slot)
+    held = getattr(_local, "scratch", None)
     if held is None or held.size < need:
-        held = buffers[slot] = np.empty(max(need, 1), dtype=np.uint8)
+        held = _local.scratch = np.empty(max(need, 1), dtype=np.uint8)
     return held[:need].view(dtype).reshape(shape)
 
 
 class _Job:
     """One call's tiles: a shared counter hands them out, the last one finished wakes the caller."""
 
-    def __init__(self, count: int, work: Callable[[int, int], None]):
+    def __init__(self, count: int, work: Callable[[int], None]):
         self.count = count
         self.work = work
         self.tiles = itertools.count()  # next() is atomic under the GIL
-        self.slots = itertools.count()
         self.left = count
         self.lock = threading.Lock()
         self.finished = threading.Event()
         self.error: BaseException | None = None
 
     def run(self) -> None:
-        slot = -1
         while True:
             tile = next(self.tiles)
             if tile >= self.count:
                 return
-            if slot < 0:
-                slot = next(self.slots)
             try:
-                self.work(tile, slot)
+                self.work(tile)
             except BaseException as exc:  # handed to the caller, which re-raises it
                 self.error = self.error or exc
             with self.lock:
@@ -123,20 +119,19 @@ class _Helpers:
 _helpers = _Helpers()
 
 
-def run_tiles(count: int, work: Callable[[int, int], None], threads: int | None = None) -> int:
-    """Call ``work(tile, slot)`` for every tile in range(count) on up to `threads` threads; return the slots used.
+def run_tiles(count: int, work: Callable[[int], None], threads: int | None = None) -> None:
+    """Call ``work(tile)`` for every tile in range(count) on up to `threads` threads.
 
-    `slot` numbers the threads that took part, from 0, so `work` can keep per-thread partial results
-    (e.g. ``partials[slot]``); slots are < `threads`. The caller is one of the threads, and `threads`
-    defaults to the calling thread's `thread_budget`. The first exception raised by `work` is re-raised
-    here once every taken tile has finished.
+    The caller is one of the threads, and `threads` defaults to the calling thread's `thread_budget`.
+    Which thread runs which tile is left to chance: `work` writes each tile's result to its own place.
+    The first exception raised by `work` is re-raised here once every taken tile has finished.
     """
     threads = max(1, min(thread_budget() if threads is None else threads, count))
     if threads == 1:
         with single_threaded_blas():  # within this thread's budget, whatever another session set BLAS to
             for tile in range(count):
-                work(tile, 0)
-        return 1 if count else 0
+                work(tile)
+        return
     job = _Job(count, work)
     with single_threaded_blas():
         _helpers.offer(job, threads - 1)
@@ -144,7 +139,6 @@ def run_tiles(count: int, work: Callable[[int, int], None], threads: int | None 
         job.finished.wait()
     if job.error is not None:
         raise job.error
-    return min(next(job.slots), threads)
 
 
 # OpenBLAS's thread setting is not simply process-wide in the wheels numpy ships: a thread that has

@@ -112,7 +112,7 @@ def _by_images(shape: tuple[int, ...], kernel) -> None:
     per_image = max(1, int(np.prod(shape[1:])))
     threads = thread_budget()
     step = max(1, -(-n // (4 * threads)), MIN_TILE_ELEMENTS // per_image)
-    run_tiles(-(-n // step), lambda tile, slot: kernel(tile * step, min(tile * step + step, n)), threads)
+    run_tiles(-(-n // step), lambda tile: kernel(tile * step, min(tile * step + step, n)), threads)
 
 
 def max_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: tuple[Pair, Pair] = ((0, 0), (0, 0))
