@@ -130,6 +130,15 @@ ROWS = [
                 " fc.embedding_column(fc.categorical_column_with_identity('ids', 10), 2)]",
                 FEATURES, model="linear_model", kwargs=f"units={units}, sparse_combiner='{combiner}'", inputs=BASE)
       for combiner, units in (("sum", 1), ("mean", 3), ("sqrtn", 2))],
+    *[model_row(f"shared_embeddings_{model}",
+                "fc.shared_embedding_columns([fc.categorical_column_with_identity('ids', 10),"
+                " fc.weighted_categorical_column(fc.categorical_column_with_identity('more', 10), 'more_w')], 3,"
+                " combiner='sqrtn') + fc.shared_embedding_columns([fc.categorical_column_with_hash_bucket('tags', 4),"
+                " fc.categorical_column_with_vocabulary_list('city', ['sf', 'nyc', 'la', 'x'])], 2,"
+                " shared_embedding_collection_name='words') + [fc.numeric_column('age')]",
+                FEATURES[:-1] + ", 'more': tf.SparseTensor([[0, 0], [2, 0], [2, 1]], tf.constant([9, 1, 1], tf.int64),"
+                " [4, 2]), 'more_w': tf.SparseTensor([[0, 0], [2, 0], [2, 1]], [2.0, 0.5, 1.5], [4, 2])}",
+                model=model, inputs=BASE) for model in ("input_layer", "linear_model")],
     model_row("placeholders_fed",
               "[fc.numeric_column('age'), fc.indicator_column(fc.categorical_column_with_vocabulary_list('city',"
               " ['sf', 'la'])), fc.embedding_column(fc.categorical_column_with_hash_bucket('tags', 4), 2)]",
@@ -229,6 +238,27 @@ ROWS = [
                "with tf.Session() as s:\n    r = s.run(ops + [tf.convert_to_tensor(grads[0]), tf.tables_initializer(),"
                " tf.initializers.tables_initializer()])\n"
                "outputs = {'o%d' % i: v for i, v in enumerate(r[:-2])}\n"),
+    *[SnippetRow(f"training_{opt}",
+                 "fc = tf.feature_column\nfeatures = " + FEATURES + "\n"
+                 "city = fc.categorical_column_with_vocabulary_list('city', ['sf', 'nyc'], num_oov_buckets=1)\n"
+                 "tags = fc.categorical_column_with_hash_bucket('tags', 5)\n"
+                 "wide = fc.linear_model(features, [city, tags, fc.crossed_column(['city', 'tags'], 7),"
+                 " fc.bucketized_column(fc.numeric_column('age'), [0.0, 4.0])], units=1)\n"
+                 "deep = tf.matmul(fc.input_layer(features, [fc.numeric_column('age'), fc.embedding_column(tags, 2),"
+                 " fc.indicator_column(city)]), tf.get_variable('deep_w', [6, 1]))\n"
+                 "loss = tf.reduce_mean(tf.square(wide + deep - tf.constant([[1.0], [0.0], [2.0], [-1.0]])))\n"
+                 f"train = {call}.minimize(loss)\n"
+                 "tvars = sorted(tf.trainable_variables(), key=lambda v: v.name)\n"
+                 "assigns = [v.assign(np.cos(np.arange(int(np.prod(v.shape.as_list()))) * 0.37 + 0.1)"
+                 ".reshape(v.shape.as_list()).astype(np.float32) * 0.3) for v in tvars]\n"
+                 "with tf.Session() as s:\n"
+                 "    s.run([tf.global_variables_initializer(), tf.tables_initializer()])\n    s.run(assigns)\n"
+                 "    losses = [s.run([loss, train])[0] for _ in range(15)]\n"
+                 "    outputs = {'losses': np.array(losses)}\n"
+                 "    outputs.update({v.op.name.replace('/', '__'): s.run(v) for v in tvars})\n", BASE)
+      for opt, call in (("sgd", "tf.train.GradientDescentOptimizer(0.1)"),
+                        ("adagrad", "tf.train.AdagradOptimizer(0.3)"),
+                        ("ftrl", "tf.train.FtrlOptimizer(0.2, l1_regularization_strength=0.01)"))],
     # ---- bad input: the same error class as TensorFlow ------------------------------------------
     error_row("missing_key", "fc.input_layer({'age': tf.constant([[1.0]])}, [fc.numeric_column('agee')])\n"),
     error_row("missing_weight_key", "fc.linear_model({'ids': tf.constant([[1]])}, [fc.weighted_categorical_column("
@@ -260,6 +290,10 @@ ROWS = [
         "fc.crossed_column(['a', fc.categorical_column_with_hash_bucket('b', 3)], 10)",
         "fc.embedding_column(fc.categorical_column_with_identity('a', 3), 0)",
         "fc.embedding_column(fc.categorical_column_with_identity('a', 3), 2, ckpt_to_load_from='x')",
+        "fc.shared_embedding_columns([fc.categorical_column_with_identity('a', 3),"
+        " fc.categorical_column_with_identity('b', 4)], 2)",
+        "fc.shared_embedding_columns([fc.categorical_column_with_identity('a', 3),"
+        " fc.categorical_column_with_hash_bucket('b', 3)], 2)",
         "fc.weighted_categorical_column(fc.categorical_column_with_identity('a', 3), 'w', dtype=tf.string)",
         "fc.categorical_column_with_vocabulary_file('a', '/nonexistent/vocab.txt')",
     ])],

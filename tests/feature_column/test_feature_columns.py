@@ -177,9 +177,12 @@ def test_identity_out_of_range_fails_at_run_time_naming_the_key():
 
 BAD_INPUT = [
     ("missing_key", lambda: fc.input_layer({"age": [[1.0]]}, [fc.numeric_column("agee")]),
-     ValueError, r"Feature 'agee' is not in the features dictionary \(its keys: \['age'\]\)"),
+     ValueError, r"Feature 'agee' is not in the features dictionary \(its keys: \['age'\]\); column 'agee' needs"),
     ("missing_weight_key", lambda: fc.linear_model({"ids": [[1]]}, [fc.weighted_categorical_column(
-        fc.categorical_column_with_identity("ids", 3), "w")]), ValueError, r"Feature 'w' is not in the features"),
+        fc.categorical_column_with_identity("ids", 3), "w")]), ValueError,
+     r"Feature 'w' is not in the features dictionary \(its keys: \['ids'\]\); column 'ids_weighted_by_w' needs it"),
+    ("missing_crossed_key", lambda: fc.input_layer({"a": [["x"]]}, [fc.indicator_column(fc.crossed_column(
+        ["a", "b"], 5))]), ValueError, r"Feature 'b' is not in the features dictionary .*; column 'a_X_b' needs it"),
     ("numeric_of_strings", lambda: fc.input_layer({"age": [["x"]]}, [fc.numeric_column("age")]),
      TypeError, r"numeric_column 'age': the feature is string; a numeric column needs integer or float"),
     ("hash_of_floats", lambda: fc.input_layer({"a": [[1.5]]}, [fc.indicator_column(
@@ -234,3 +237,29 @@ def test_features_of_unknown_rank(fed):
                                                         initializer=table)])
         got = _run(out, {number: np.array([[1.0], [2.0]]).reshape(np.shape(fed)), word: fed})
     np.testing.assert_array_equal(got, [[296.0, 1.0], [939.0, 2.0]])  # "w_embedding" sorts before "x"
+
+
+def test_embedding_initialised_from_a_checkpoint(tmp_path):
+    table = np.arange(10, dtype=np.float32).reshape(5, 2) / 4
+    with tf.Graph().as_default():
+        saved = tf.get_variable("old/table", initializer=table)
+        with tf.Session() as s:
+            s.run(saved.initializer)
+            path = tf.train.Saver([saved]).save(s, str(tmp_path / "model.ckpt"))
+    with tf.Graph().as_default():
+        column = fc.embedding_column(fc.categorical_column_with_identity("ids", 5), 2, combiner="sum",
+                                     ckpt_to_load_from=path, tensor_name_in_ckpt="old/table")
+        out = fc.input_layer({"ids": np.array([[4, 1], [0, -1]], np.int64)}, [column])
+        np.testing.assert_allclose(_run(out), [table[4] + table[1], table[0]])
+
+
+def test_shared_embedding_columns_share_one_table():
+    with tf.Graph().as_default():
+        a, b = fc.shared_embedding_columns([fc.categorical_column_with_identity("b", 4),
+                                            fc.categorical_column_with_identity("a", 4)], 3, combiner="sum",
+                                           initializer=_constant_init(TABLE))
+        assert (a.name, b.name) == ("b_shared_embedding", "a_shared_embedding")
+        out = fc.input_layer({"a": np.array([[1]], np.int64), "b": np.array([[3, 2]], np.int64)}, [a, b])
+        assert [v.op.name for v in tf.global_variables()] == ["input_layer/a_b_shared_embedding/embedding_weights"]
+        assert tf.get_collection("a_b_shared_embedding") == tf.global_variables()
+        np.testing.assert_allclose(_run(out), [np.concatenate([TABLE[1], TABLE[3] + TABLE[2]])])

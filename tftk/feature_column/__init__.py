@@ -10,10 +10,11 @@ from tftk.feature_column.categorical_columns import (categorical_column_with_has
                                                      categorical_column_with_vocabulary_file,
                                                      categorical_column_with_vocabulary_list, crossed_column,
                                                      weighted_categorical_column)
-from tftk.feature_column.dense_columns import bucketized_column, embedding_column, indicator_column, numeric_column
+from tftk.feature_column.dense_columns import bucketized_column, indicator_column, numeric_column
+from tftk.feature_column.embedding_columns import embedding_column, shared_embedding_columns
 from tftk.feature_column.feature_layers import input_layer, linear_model, make_parse_example_spec
 
 __all__ = ["numeric_column", "bucketized_column", "categorical_column_with_identity",
            "categorical_column_with_hash_bucket", "categorical_column_with_vocabulary_list",
            "categorical_column_with_vocabulary_file", "weighted_categorical_column", "crossed_column",
-           "indicator_column", "embedding_column", "input_layer", "linear_model", "make_parse_example_spec"]
+           "indicator_column", "embedding_column", "shared_embedding_columns", "input_layer", "linear_model", "make_parse_example_spec"]

@@ -108,6 +108,7 @@ class FeatureTransformationCache:
                             f"got {type(features).__name__}")
         self._features = dict(features)
         self._cache: dict[Any, Any] = {}
+        self._building: list[str] = []  # the columns being transformed, innermost last (for errors)
 
     def get(self, key: Any) -> Any:
         """The raw feature named `key` (a string), or the transformed feature of column `key`."""
@@ -115,11 +116,16 @@ class FeatureTransformationCache:
             return self._cache[key]
         if isinstance(key, str):
             if key not in self._features:
+                needed_by = f"column {self._building[-1]!r}" if self._building else "the feature columns"
                 raise ValueError(f"Feature {key!r} is not in the features dictionary (its keys: "
-                                 f"{sorted(map(str, self._features))}); the feature columns need it.")
+                                 f"{sorted(map(str, self._features))}); {needed_by} needs it.")
             value = self._raw_feature(key)
         elif isinstance(key, FeatureColumn):
-            value = key._transform_feature(self)
+            self._building.append(key.name)
+            try:
+                value = key._transform_feature(self)
+            finally:
+                self._building.pop()
             if value is None:
                 raise ValueError(f"Column {key.name} is not supported.")
         else:
@@ -152,8 +158,8 @@ def to_sparse_input(feature: Any, ignore_value: Any = None) -> SparseTensor:
         return feature
     if ignore_value is None:
         ignore_value = b"" if feature.dtype is dtypes.string else -1 if feature.dtype.is_integer else 0
-    ignore = math_ops.cast(convert_to_tensor(ignore_value, dtype=feature.dtype if feature.dtype is dtypes.string
-                                             else None), feature.dtype)
+    ignore = convert_to_tensor(ignore_value, dtype=dtypes.string) if feature.dtype is dtypes.string \
+        else math_ops.cast(ignore_value, feature.dtype)
     keep = math_ops.not_equal(feature, ignore)
     indices = where(keep)
     if feature.shape.ndims is None:  # the same entries, row-major as `where` lists them
@@ -170,5 +176,6 @@ def check_string_or_int(dtype: dtypes.DType, what: str) -> None:
 
 
 def check_key(key: Any) -> None:
+    """Raise when a column's feature key is not a string."""
     if not isinstance(key, str):
         raise ValueError(f"key must be a string. Got: type {type(key)}. Given key: {key}.")

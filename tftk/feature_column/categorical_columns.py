@@ -18,14 +18,13 @@ from tftk.feature_column.base import (CategoricalColumn, FeatureColumn, IdWeight
                                       check_string_or_int, to_sparse_input)
 from tftk.framework import dtypes
 from tftk.framework.sparse_tensor import SparseTensor
-from tftk.ops import math_ops
+from tftk.ops import array_ops, math_ops
 from tftk.ops.categorical_ops import sparse_cross_hashed, vocabulary_lookup
 from tftk.ops.check_ops import assert_greater_equal, assert_less
 from tftk.ops.control_flow_ops import with_dependencies
 from tftk.ops.gather_ops import where
 from tftk.ops.parsing_ops import VarLenFeature
 from tftk.ops.string_ops import as_string, string_to_hash_bucket_fast
-from tftk.ops import array_ops
 
 __all__ = ["categorical_column_with_identity", "categorical_column_with_hash_bucket",
            "categorical_column_with_vocabulary_list", "categorical_column_with_vocabulary_file",

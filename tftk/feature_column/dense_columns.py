@@ -1,15 +1,13 @@
-"""Dense feature columns: numeric, bucketized, indicator (multi-hot) and embedding.
+"""Dense feature columns: numeric, bucketized and indicator (multi-hot); embeddings are in embedding_columns.
 
 Each column is an immutable namedtuple (hashable, so it can key `cols_to_vars`), as TF1's are,
 with TF1's fields and constructor checks. `_get_dense_tensor` gives the float [batch, ...] tensor
-that `input_layer` flattens and concatenates; the embedding column creates its variable
-`embedding_weights` in the variable scope its caller opened (`input_layer/<name>/`).
+that `input_layer` flattens and concatenates.
 """
 
 from __future__ import annotations
 
 import collections
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -21,16 +19,13 @@ from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
 from tftk.ops.categorical_ops import bucketize
-from tftk.ops.init_ops import truncated_normal_initializer
 from tftk.ops.parsing_ops import FixedLenFeature
 from tftk.ops.scatter_ops import scatter_nd
 from tftk.ops.sequence_ops import one_hot, range as range_op
-from tftk.ops.sparse_embedding_ops import safe_embedding_lookup_sparse
 from tftk.ops.sparse_math_ops import sparse_reorder, sparse_retain
 from tftk.ops.sparse_ops import sparse_tensor_to_dense
-from tftk.ops.variable_scope import get_variable
 
-__all__ = ["numeric_column", "bucketized_column", "indicator_column", "embedding_column"]
+__all__ = ["numeric_column", "bucketized_column", "indicator_column"]
 
 
 # ---- numeric ---------------------------------------------------------------------------------------
@@ -225,70 +220,3 @@ def indicator_column(categorical_column: CategoricalColumn) -> _IndicatorColumn:
     if not isinstance(categorical_column, CategoricalColumn):
         raise ValueError(f"indicator_column needs a categorical column, got {categorical_column}")
     return _IndicatorColumn(categorical_column)
-
-
-# ---- embedding ---------------------------------------------------------------------------------------
-
-class _EmbeddingColumn(DenseColumn, collections.namedtuple("_EmbeddingColumn", [
-        "categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from", "tensor_name_in_ckpt",
-        "max_norm", "trainable"])):
-    """A categorical column's ids as the combined rows of a learned [num_buckets, dimension] table."""
-
-    @property
-    def name(self) -> str:
-        return f"{self.categorical_column.name}_embedding"
-
-    @property
-    def _parse_example_spec(self) -> dict:
-        return self.categorical_column._parse_example_spec
-
-    def _transform_feature(self, inputs: Any) -> Any:
-        return inputs.get(self.categorical_column)
-
-    @property
-    def _variable_shape(self) -> TensorShape:
-        return TensorShape([self.dimension])
-
-    def _get_dense_tensor(self, inputs: Any, weight_collections: Any = None, trainable: Any = None) -> Tensor:
-        pair = self.categorical_column._get_sparse_tensors(inputs, weight_collections, trainable)
-        weights = get_variable("embedding_weights", shape=(self.categorical_column._num_buckets, self.dimension),
-                               dtype=dtypes.float32, initializer=self.initializer,
-                               trainable=self.trainable and (trainable is None or bool(trainable)),
-                               collections=weight_collections)
-        if self.ckpt_to_load_from is not None:
-            from tftk.train.checkpoint_utils import init_from_checkpoint
-            init_from_checkpoint(self.ckpt_to_load_from, {self.tensor_name_in_ckpt: weights})
-        return safe_embedding_lookup_sparse(weights, pair.id_tensor, sparse_weights=pair.weight_tensor,
-                                            combiner=self.combiner, name=f"{self.name}_weights",
-                                            max_norm=self.max_norm)
-
-
-def embedding_column(categorical_column: CategoricalColumn, dimension: int, combiner: str = "mean",
-                     initializer: Callable | None = None, ckpt_to_load_from: str | None = None,
-                     tensor_name_in_ckpt: str | None = None, max_norm: float | None = None,
-                     trainable: bool = True) -> _EmbeddingColumn:
-    """A categorical column's ids embedded in `dimension` floats, combined per example by `combiner`.
-
-    Args:
-      categorical_column: the ids to embed.
-      dimension: the embedding's size.
-      combiner: "mean", "sqrtn" or "sum" over an example's (weighted) ids.
-      initializer: of the variable `embedding_weights`; default truncated normal, stddev 1/sqrt(dimension).
-      ckpt_to_load_from, tensor_name_in_ckpt: initialise the table from this tensor of a checkpoint.
-      max_norm: clip each looked-up embedding to this L2 norm.
-    """
-    if dimension is None or dimension < 1:
-        raise ValueError(f"Invalid dimension {dimension}.")
-    if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
-        raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` or none of them.")
-    if not isinstance(categorical_column, CategoricalColumn):
-        raise ValueError(f"embedding_column needs a categorical column, got {categorical_column}")
-    if combiner not in ("mean", "sqrtn", "sum"):
-        raise ValueError(f'combiner must be one of "mean", "sqrtn" or "sum", got {combiner!r}')
-    if initializer is not None and not callable(initializer):
-        raise ValueError(f"initializer must be callable if specified. Embedding of column_name: "
-                         f"{categorical_column.name}")
-    if initializer is None:
-        initializer = truncated_normal_initializer(mean=0.0, stddev=1 / math.sqrt(dimension))
-    return _EmbeddingColumn(categorical_column, int(dimension), combiner, initializer, ckpt_to_load_from,
-                            tensor_name_in_ckpt, max_norm, trainable)
