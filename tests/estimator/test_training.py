@@ -110,3 +110,31 @@ def test_train_and_evaluate_needs_checkpoints(tmp_path):
     with pytest.raises(ValueError, match="set RunConfig.save_checkpoints_steps"):
         E.train_and_evaluate(est, E.TrainSpec(train_input_fn, max_steps=2), E.EvalSpec(eval_input_fn))
     assert not os.listdir(tmp_path)
+
+
+@pytest.mark.slow  # three train_and_evaluate exports (~3 s)
+def test_best_exporter_exports_improvements_and_remembers_the_best_across_runs(tmp_path):
+    est = E.Estimator(linear_model_fn, model_dir=str(tmp_path), params={"lr": 0.1},
+                      config=E.RunConfig(save_checkpoints_steps=2))
+    best = E.BestExporter(serving_input_receiver_fn=_raw_receiver(), exports_to_keep=2)
+    never = E.BestExporter("never", _raw_receiver(), compare_fn=lambda best_eval_result, current_eval_result: False)
+    spec = E.EvalSpec(eval_input_fn, steps=None, throttle_secs=0, exporters=[best, never])
+    _, exports = E.train_and_evaluate(est, E.TrainSpec(train_input_fn, max_steps=5), spec)
+    # evaluations at steps 2, 4, 5 with a falling loss: 'best_exporter' exports each, 'never' only the first
+    exporters = [os.path.basename(os.path.dirname(e)) for e in exports]
+    assert exporters.count(b"best_exporter") == 3 and exporters.count(b"never") == 1
+    assert len(os.listdir(tmp_path / "export" / "best_exporter")) == 2
+    # a new exporter (a restarted job) reads the best so far from model_dir/eval: 'never' exports nothing now
+    again = E.BestExporter("never", _raw_receiver(), compare_fn=lambda best_eval_result, current_eval_result: False)
+    _, exports = E.train_and_evaluate(est, E.TrainSpec(train_input_fn, max_steps=6),
+                                      E.EvalSpec(eval_input_fn, steps=None, throttle_secs=0, exporters=[again]))
+    assert exports == []
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: E.BestExporter(), "`serving_input_receiver_fn` must be defined"),
+    (lambda: E.BestExporter(serving_input_receiver_fn=_raw_receiver(), compare_fn=1), "`compare_fn` must be a function"),
+])
+def test_best_exporter_checks_its_arguments(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()

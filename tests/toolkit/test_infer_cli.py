@@ -116,7 +116,7 @@ def test_models_lists_each_model_with_its_hyperparameters():
     (["--config", DIGITS_MLP, "--lr", "-1"], "--lr: lr: Input should be greater than 0"),
     (["--config", DIGITS_MLP, "max_iter=lots"], "max_iter: Input should be a valid integer"),
     (["--config", DIGITS_MLP, "model_name=MnistMPL"], "unknown model 'MnistMPL' (did you mean 'MnistMLP'?); "
-                                                       "registered models: ConvNet, MnistMLP, Word2Vec"),
+                                                       "registered models: ConvNet, EstimatorMLP, MnistMLP, Word2Vec"),
     (["--config", DIGITS_MLP, "model.hiden2=3"], "model.hiden2: unknown key (did you mean 'model.hidden2'?)"),
     (["--config", DIGITS_MLP, "model.hidden2=0"], "model.hidden2: Input should be greater than 0"),
     (["--config", DIGITS_MLP, "--fixed-params", "{lr: 1}"], "--fixed-params: not valid JSON"),

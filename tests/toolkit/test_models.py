@@ -19,12 +19,12 @@ CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
 
 
 def test_registry_names_and_unknown_name_suggestion():
-    assert model_names() == ["ConvNet", "MnistMLP", "Word2Vec"]
+    assert model_names() == ["ConvNet", "EstimatorMLP", "MnistMLP", "Word2Vec"]
     assert get_model_class("Word2Vec").__name__ == "Word2Vec"
     with pytest.raises(UserInputError) as error:
         get_model_class("mnistmlp")
     assert str(error.value) == ("unknown model 'mnistmlp' (did you mean 'MnistMLP'?); "
-                                "registered models: ConvNet, MnistMLP, Word2Vec")
+                                "registered models: ConvNet, EstimatorMLP, MnistMLP, Word2Vec")
     with pytest.raises(UserInputError, match=r"^unknown model 'zzz'; registered models"):
         get_model_class("zzz")
 

@@ -21,6 +21,7 @@ SHIPPED = {
     "ConvNet": ("digits_convnet.yaml", ["nb_units=16", "model.conv1_filters=4", "model.conv2_filters=4",
                                         "batch_size=20"]),
     "Word2Vec": ("word2vec.yaml", ["model.sentences=200", "batch_size=32"]),
+    "EstimatorMLP": ("digits_estimator_mlp.yaml", ["nb_units=16"]),
 }
 
 

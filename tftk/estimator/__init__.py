@@ -11,7 +11,7 @@ from tftk.estimator.canned.dnn_linear_combined import DNNLinearCombinedClassifie
 from tftk.estimator.canned.linear import LinearClassifier, LinearRegressor
 from tftk.estimator.estimator import Estimator
 from tftk.estimator.evaluation import FinalOpsHook
-from tftk.estimator.exporter import Exporter, FinalExporter, LatestExporter
+from tftk.estimator.exporter import BestExporter, Exporter, FinalExporter, LatestExporter
 from tftk.estimator.mode_keys import ModeKeys
 from tftk.estimator.model_fn import EstimatorSpec
 from tftk.estimator.run_config import RunConfig
@@ -24,7 +24,7 @@ from tftk.train.session_run_hook import SessionRunArgs, SessionRunContext, Sessi
 
 __all__ = ["export", "inputs", "Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "WarmStartSettings",
            "LinearClassifier", "LinearRegressor", "DNNClassifier", "DNNRegressor", "DNNLinearCombinedClassifier",
-           "DNNLinearCombinedRegressor", "BaselineClassifier", "BaselineRegressor", "TrainSpec", "EvalSpec", "train_and_evaluate", "Exporter", "FinalExporter", "LatestExporter",
+           "DNNLinearCombinedRegressor", "BaselineClassifier", "BaselineRegressor", "TrainSpec", "EvalSpec", "train_and_evaluate", "Exporter", "FinalExporter", "LatestExporter", "BestExporter",
            "CheckpointSaverHook", "CheckpointSaverListener", "LoggingTensorHook", "NanLossDuringTrainingError",
            "NanTensorHook", "SecondOrStepTimer", "StepCounterHook", "StopAtStepHook", "SummarySaverHook",
            "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues", "FinalOpsHook"]
