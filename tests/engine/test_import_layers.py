@@ -38,11 +38,7 @@ LAYERS = [
 ]
 
 # Known upward imports, each with its reason; the list only shrinks.
-EXCEPTIONS = {
-    # import_graph_def replays TF's op types through the public TF1 API (`tf.nn.conv2d`, ...), as a
-    # user program would; to be rewritten against the ops modules.
-    ("tftk.formats.op_table", "tftk"),
-}
+EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def layer_of(module: str) -> int:

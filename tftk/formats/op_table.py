@@ -1,7 +1,7 @@
 """TensorFlow op types -> tftk graph builders: how `import_graph_def` rebuilds each NodeDef.
 
 Each entry takes the node's input tensors, its attrs (decoded to Python values) and its name,
-and builds the equivalent tftk op(s) through tftk's own constructors, returning the node's
+and builds the equivalent tftk op(s) through the ops layer's own constructors, returning the node's
 outputs in TF's order. Where TF passes a tensor that tftk takes as a build-time argument
 (Reshape's shape, a reduction's axis), the input must be constant: `_static` folds it, and a
 non-constant one is an error naming the node. Op types missing here are not supported.
@@ -13,10 +13,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-import tftk as tf
-from tftk.framework import registry
+from tftk.framework import dtypes, registry, tensor_shape
+from tftk.framework.constant_op import constant
 from tftk.framework.ops import Tensor
-from tftk.ops import state_ops
+from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, math_ops,
+                      nn_ops, reduction_ops, scan_ops, slicing_ops, state_ops, tile_pad_ops)
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.train.training_ops import UPDATE_KINDS
@@ -71,7 +72,7 @@ def _tile(x, a, name):
     """TF's Tile; multiples only known at run time (TF's Mean gradient) get a numpy-kernel op."""
     multiples = constant_value(x[1])
     if multiples is not None:
-        return tf.tile(x[0], multiples.tolist(), name=name)
+        return tile_pad_ops.tile(x[0], multiples.tolist(), name=name)
     out = make_op("TileDynamic", [x[0], x[1]], x[0].dtype, None, name)
     if x[0].shape.ndims is not None:
         out.set_shape([None] * x[0].shape.ndims)
@@ -118,7 +119,7 @@ def _concat_offsets(x, a, name):
 
 def _split_v(x, a, name):
     sizes = [int(v) for v in np.atleast_1d(_static(x[1], name, "size_splits"))]
-    return tf.split(x[0], sizes, axis=_axis(x[2], name), name=name)
+    return array_ops.split(x[0], sizes, axis=_axis(x[2], name), name=name)
 
 
 def _lstm_block_cell_grad(x, a, name):
@@ -139,19 +140,19 @@ def _gradient_args(x, a, name):
 def _sum(x, a, name):
     """TF's Sum; axes only known at run time (BroadcastGradientArgs' output) get a numpy-kernel op."""
     if constant_value(x[1]) is not None:
-        return tf.reduce_sum(x[0], axis=_axis(x[1], name), keepdims=a.get("keep_dims", False), name=name)
+        return reduction_ops.reduce_sum(x[0], axis=_axis(x[1], name), keepdims=a.get("keep_dims", False), name=name)
     return make_op("SumDynamic", [x[0], x[1]], x[0].dtype, None, name, {"keepdims": a.get("keep_dims", False)})
 
 
 def _broadcast_to(x, a, name):
     """TF's BroadcastTo; a shape known only at run time broadcasts as tftk's BroadcastLike."""
     if constant_value(x[1]) is not None:
-        return tf.broadcast_to(x[0], x[1], name=name)
+        return tile_pad_ops.broadcast_to(x[0], x[1], name=name)
     return make_op("BroadcastLike", [x[0], x[1]], x[0].dtype, _partial_vector(x[1]), name)
 
 
 def _reshape(x, a, name):
-    out = tf.reshape(x[0], x[1], name=name)
+    out = array_ops.reshape(x[0], x[1], name=name)
     dims = _partial_vector(x[1])
     if dims is not None and out.shape.ndims is None:
         out.set_shape([None if d is None or d < 0 else d for d in dims])
@@ -254,15 +255,15 @@ def _xent(x, a, name):
 
 
 def _variable(x, a, name):
-    return state_ops.variable_op(tf.TensorShape(a["shape"]), a["dtype"], name)
+    return state_ops.variable_op(tensor_shape.TensorShape(a["shape"]), a["dtype"], name)
 
 
 def _const(x, a, name):
-    return tf.constant(a["value"], dtype=a["dtype"], name=name)
+    return constant(a["value"], dtype=a["dtype"], name=name)
 
 
 def _placeholder(x, a, name):
-    return tf.placeholder(a["dtype"], a.get("shape"), name=name)
+    return constant_op.placeholder(a["dtype"], a.get("shape"), name=name)
 
 
 def _random(op_type: str) -> Builder:
@@ -306,60 +307,62 @@ def _parse_example(x, a, name):
 
 BUILDERS: dict[str, Builder] = {
     "ParseExample": _parse_example,
-    "IdentityN": lambda x, a, name: tf.identity_n(list(x), name=name),
+    "IdentityN": lambda x, a, name: custom_gradient.identity_n(list(x), name=name),
     "Placeholder": _placeholder,
-    "PlaceholderWithDefault": lambda x, a, name: tf.placeholder_with_default(x[0], a["shape"], name=name),
+    "PlaceholderWithDefault": lambda x, a, name: constant_op.placeholder_with_default(x[0], a["shape"], name=name),
     "Const": _const,
-    "Identity": _unary(tf.identity),
-    "StopGradient": _unary(tf.stop_gradient),
-    "NoOp": lambda x, a, name: tf.no_op(name=name),
+    "Identity": _unary(array_ops.identity),
+    "StopGradient": _unary(array_ops.stop_gradient),
+    "NoOp": lambda x, a, name: control_flow_ops.no_op(name=name),
     "VariableV2": _variable,
     "Variable": _variable,
     "Assign": lambda x, a, name: state_ops.assign(x[0], x[1], validate_shape=a.get("validate_shape", True),
                                                   name=name),
     "AssignAdd": lambda x, a, name: state_ops.assign_add(x[0], x[1], name=name),
     "AssignSub": lambda x, a, name: state_ops.assign_sub(x[0], x[1], name=name),
-    "MatMul": lambda x, a, name: tf.matmul(x[0], x[1], transpose_a=a.get("transpose_a", False),
-                                           transpose_b=a.get("transpose_b", False), name=name),
-    "BiasAdd": lambda x, a, name: tf.nn.bias_add(x[0], x[1], name=name),
-    "Add": _binary(tf.add), "AddV2": _binary(tf.add), "Sub": _binary(tf.subtract),
-    "Mul": _binary(tf.multiply), "RealDiv": _binary(tf.realdiv), "FloorMod": _binary(tf.floormod),
-    "FloorDiv": _binary(tf.floordiv), "Maximum": _binary(tf.maximum), "Minimum": _binary(tf.minimum),
-    "Pow": _binary(tf.pow), "SquaredDifference": _binary(tf.squared_difference),
-    "Equal": _binary(tf.equal), "NotEqual": _binary(tf.not_equal), "Less": _binary(tf.less),
-    "Greater": _binary(tf.greater), "LessEqual": _binary(tf.less_equal),
-    "GreaterEqual": _binary(tf.greater_equal), "LogicalAnd": _binary(tf.logical_and),
-    "Neg": _unary(tf.negative), "Square": _unary(tf.square), "Sqrt": _unary(tf.sqrt),
-    "Rsqrt": _unary(tf.rsqrt), "Exp": _unary(tf.exp), "Log": _unary(tf.log), "Abs": _unary(tf.abs),
-    "Tanh": _unary(tf.tanh), "Sigmoid": _unary(tf.sigmoid), "Relu": _unary(tf.nn.relu),
-    "Relu6": _unary(tf.nn.relu6), "Elu": _unary(tf.nn.elu), "Softplus": _unary(tf.nn.softplus),
-    "Softmax": _unary(tf.nn.softmax), "LogSoftmax": _unary(tf.nn.log_softmax),
-    "ZerosLike": _unary(tf.zeros_like), "OnesLike": _unary(tf.ones_like),
-    "Cast": lambda x, a, name: tf.cast(x[0], a["DstT"], name=name),
-    "Shape": lambda x, a, name: tf.shape(x[0], out_type=a.get("out_type", tf.int32), name=name),
-    "ShapeN": lambda x, a, name: [tf.shape(t, out_type=a.get("out_type", tf.int32), name=name) for t in x],
-    "Size": lambda x, a, name: tf.size(x[0], out_type=a.get("out_type", tf.int32), name=name),
+    "MatMul": lambda x, a, name: math_ops.matmul(x[0], x[1], transpose_a=a.get("transpose_a", False),
+                                                 transpose_b=a.get("transpose_b", False), name=name),
+    "BiasAdd": lambda x, a, name: nn_ops.bias_add(x[0], x[1], name=name),
+    "Add": _binary(math_ops.add), "AddV2": _binary(math_ops.add), "Sub": _binary(math_ops.subtract),
+    "Mul": _binary(math_ops.multiply), "RealDiv": _binary(math_ops.realdiv), "FloorMod": _binary(math_ops.floormod),
+    "FloorDiv": _binary(math_ops.floordiv), "Maximum": _binary(math_ops.maximum),
+    "Minimum": _binary(math_ops.minimum),
+    "Pow": _binary(math_ops.pow), "SquaredDifference": _binary(math_ops.squared_difference),
+    "Equal": _binary(math_ops.equal), "NotEqual": _binary(math_ops.not_equal), "Less": _binary(math_ops.less),
+    "Greater": _binary(math_ops.greater), "LessEqual": _binary(math_ops.less_equal),
+    "GreaterEqual": _binary(math_ops.greater_equal), "LogicalAnd": _binary(math_ops.logical_and),
+    "Neg": _unary(math_ops.negative), "Square": _unary(math_ops.square), "Sqrt": _unary(math_ops.sqrt),
+    "Rsqrt": _unary(math_ops.rsqrt), "Exp": _unary(math_ops.exp), "Log": _unary(math_ops.log),
+    "Abs": _unary(math_ops.abs),
+    "Tanh": _unary(math_ops.tanh), "Sigmoid": _unary(math_ops.sigmoid), "Relu": _unary(nn_ops.relu),
+    "Relu6": _unary(nn_ops.relu6), "Elu": _unary(nn_ops.elu), "Softplus": _unary(nn_ops.softplus),
+    "Softmax": _unary(nn_ops.softmax), "LogSoftmax": _unary(nn_ops.log_softmax),
+    "ZerosLike": _unary(array_ops.zeros_like), "OnesLike": _unary(array_ops.ones_like),
+    "Cast": lambda x, a, name: math_ops.cast(x[0], a["DstT"], name=name),
+    "Shape": lambda x, a, name: array_ops.shape(x[0], out_type=a.get("out_type", dtypes.int32), name=name),
+    "ShapeN": lambda x, a, name: [array_ops.shape(t, out_type=a.get("out_type", dtypes.int32), name=name) for t in x],
+    "Size": lambda x, a, name: array_ops.size(x[0], out_type=a.get("out_type", dtypes.int32), name=name),
     "Reshape": _reshape,
-    "Squeeze": lambda x, a, name: tf.squeeze(x[0], axis=a.get("squeeze_dims") or None, name=name),
-    "ExpandDims": lambda x, a, name: tf.expand_dims(x[0], _axis(x[1], name), name=name),
-    "ConcatV2": lambda x, a, name: tf.concat(list(x[:-1]), _axis(x[-1], name), name=name),
-    "Pack": lambda x, a, name: tf.stack(list(x), axis=a.get("axis", 0), name=name),
+    "Squeeze": lambda x, a, name: array_ops.squeeze(x[0], axis=a.get("squeeze_dims") or None, name=name),
+    "ExpandDims": lambda x, a, name: array_ops.expand_dims(x[0], _axis(x[1], name), name=name),
+    "ConcatV2": lambda x, a, name: array_ops.concat(list(x[:-1]), _axis(x[-1], name), name=name),
+    "Pack": lambda x, a, name: array_ops.stack(list(x), axis=a.get("axis", 0), name=name),
     "Tile": _tile,
-    "Slice": lambda x, a, name: tf.slice(x[0], x[1], x[2], name=name),
-    "GatherV2": lambda x, a, name: tf.gather(x[0], x[1], axis=_axis(x[2], name), name=name),
-    "Fill": lambda x, a, name: tf.fill(x[0], x[1], name=name),
-    "Mean": _reduce(tf.reduce_mean), "Sum": _sum, "BroadcastTo": _broadcast_to,
-    "BroadcastGradientArgs": _gradient_args, "Prod": _reduce(tf.reduce_prod),
-    "Max": _reduce(tf.reduce_max), "Min": _reduce(tf.reduce_min),
-    "ArgMax": lambda x, a, name: tf.argmax(x[0], _axis(x[1], name), output_type=a.get("output_type", tf.int64),
-                                           name=name),
-    "ArgMin": lambda x, a, name: tf.argmin(x[0], _axis(x[1], name), output_type=a.get("output_type", tf.int64),
-                                           name=name),
-    "Conv2D": lambda x, a, name: tf.nn.conv2d(x[0], x[1], a["strides"], a["padding"],
-                                              data_format=a.get("data_format", "NHWC"),
-                                              dilations=a.get("dilations") or [1, 1, 1, 1], name=name),
-    "MaxPool": lambda x, a, name: tf.nn.max_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
-    "AvgPool": lambda x, a, name: tf.nn.avg_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
+    "Slice": lambda x, a, name: slicing_ops.slice(x[0], x[1], x[2], name=name),
+    "GatherV2": lambda x, a, name: gather_ops.gather(x[0], x[1], axis=_axis(x[2], name), name=name),
+    "Fill": lambda x, a, name: array_ops.fill(x[0], x[1], name=name),
+    "Mean": _reduce(reduction_ops.reduce_mean), "Sum": _sum, "BroadcastTo": _broadcast_to,
+    "BroadcastGradientArgs": _gradient_args, "Prod": _reduce(reduction_ops.reduce_prod),
+    "Max": _reduce(reduction_ops.reduce_max), "Min": _reduce(reduction_ops.reduce_min),
+    "ArgMax": lambda x, a, name: scan_ops.argmax(x[0], _axis(x[1], name),
+                                                 output_type=a.get("output_type", dtypes.int64), name=name),
+    "ArgMin": lambda x, a, name: scan_ops.argmin(x[0], _axis(x[1], name),
+                                                 output_type=a.get("output_type", dtypes.int64), name=name),
+    "Conv2D": lambda x, a, name: conv_pool_ops.conv2d(x[0], x[1], a["strides"], a["padding"],
+                                                      data_format=a.get("data_format", "NHWC"),
+                                                      dilations=a.get("dilations") or [1, 1, 1, 1], name=name),
+    "MaxPool": lambda x, a, name: conv_pool_ops.max_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
+    "AvgPool": lambda x, a, name: conv_pool_ops.avg_pool(x[0], a["ksize"], a["strides"], a["padding"], name=name),
     "SoftmaxCrossEntropyWithLogits": _xent,
     "TruncatedNormal": _random("TruncatedNormal"), "RandomStandardNormal": _random("RandomStandardNormal"),
     "RandomUniform": _random("RandomUniform"), "RandomUniformInt": _uniform_int,
@@ -368,10 +371,10 @@ BUILDERS: dict[str, Builder] = {
     "MaxPoolGrad": _max_pool_grad,
     "Conv2DBackpropInput": _conv_backprop("Conv2DBackpropInput"),
     "Conv2DBackpropFilter": _conv_backprop("Conv2DBackpropFilter"),
-    "Select": lambda x, a, name: tf.where(x[0], x[1], x[2], name=name),
+    "Select": lambda x, a, name: gather_ops.where(x[0], x[1], x[2], name=name),
     "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
-    "ConcatOffset": _concat_offsets, "Log1p": _unary(tf.log1p),
-    "Split": lambda x, a, name: tf.split(x[1], a["num_split"], axis=_axis(x[0], name), name=name),
+    "ConcatOffset": _concat_offsets, "Log1p": _unary(math_ops.log1p),
+    "Split": lambda x, a, name: array_ops.split(x[1], a["num_split"], axis=_axis(x[0], name), name=name),
     "SplitV": _split_v, "LSTMBlockCellGrad": _lstm_block_cell_grad,
 }
 BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})
