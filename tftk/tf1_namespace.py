@@ -166,3 +166,4 @@ from tftk.ops.linalg_more_ops import matrix_square_root  # noqa: E402
 from tftk.ops.misc_graph_ops import (convert_to_tensor_or_sparse_tensor, fixed_size_partitioner,  # noqa: E402
                                      grad_pass_through, guarantee_const, init_scope, min_max_variable_partitioner,
                                      no_regularizer, switch_case, timestamp, variable_axis_size_partitioner)
+from tftk.api import distributions  # noqa: E402
