@@ -167,3 +167,7 @@ from tftk.ops.misc_graph_ops import (convert_to_tensor_or_sparse_tensor, fixed_s
                                      grad_pass_through, guarantee_const, init_scope, min_max_variable_partitioner,
                                      no_regularizer, switch_case, timestamp, variable_axis_size_partitioner)
 from tftk.api import distributions  # noqa: E402
+from tftk.ops.fake_quant_ops import (fake_quant_with_min_max_args, fake_quant_with_min_max_args_gradient,  # noqa: E402
+                                     fake_quant_with_min_max_vars, fake_quant_with_min_max_vars_gradient,
+                                     fake_quant_with_min_max_vars_per_channel,
+                                     fake_quant_with_min_max_vars_per_channel_gradient)

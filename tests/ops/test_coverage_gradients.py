@@ -72,3 +72,14 @@ GRADIENT_CASES += [
     GradientCase("MatrixExponential", lambda x: tf.linalg.expm(x), [arr(3, 3)]),
     GradientCase("MatrixSquareRoot", lambda x: tf.linalg.sqrtm(x), [SPD3 + 0.1 * arr(3, 3)]),
 ]
+
+# Fake quantisation's gradient is TF's straight-through estimator, not the derivative of the step
+# function: finite differences agree with it only outside the range (zero in both); the estimator
+# itself (to inputs, min and max) is compared with TF's in tests/differential/test_fake_quant_tf.py.
+OUTSIDE = np.array([-5.0, -3.0, 3.5, 4.0])
+GRADIENT_CASES += [
+    GradientCase("FakeQuantWithMinMaxArgs", lambda x: tf.cast(tf.fake_quant_with_min_max_args(
+        tf.cast(x, tf.float32), -2.0, 2.0), tf.float64), [OUTSIDE]),
+    GradientCase("FakeQuantWithMinMaxVars", lambda x: tf.cast(tf.fake_quant_with_min_max_vars(
+        tf.cast(x, tf.float32), -2.0, 3.0), tf.float64), [OUTSIDE]),
+]
