@@ -83,3 +83,8 @@ GRADIENT_CASES += [
     GradientCase("FakeQuantWithMinMaxVars", lambda x: tf.cast(tf.fake_quant_with_min_max_vars(
         tf.cast(x, tf.float32), -2.0, 3.0), tf.float64), [OUTSIDE]),
 ]
+
+GRADIENT_CASES += [
+    GradientCase("SparseSoftmax", lambda v: tf.sparse_softmax(tf.SparseTensor(
+        [[0, 0], [0, 2], [1, 1], [2, 0], [2, 3]], v, [3, 4])).values, [arr(5)]),
+]
