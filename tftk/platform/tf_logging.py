@@ -90,4 +90,3 @@ def log_first_n(level: int, msg: Any, n: int, *args: Any) -> None:
     count = _counts.get(key, 0)
     _counts[key] = count + 1
     log_if(level, msg, count < n, *args)
-
