@@ -173,3 +173,5 @@ from tftk.ops.fake_quant_ops import (fake_quant_with_min_max_args, fake_quant_wi
                                      fake_quant_with_min_max_vars_per_channel_gradient)
 from tftk.ops.sparse_elementwise_ops import sparse_mask, sparse_maximum, sparse_minimum, sparse_softmax  # noqa: E402
 from tftk.ops.compression_ops import decode_compressed  # noqa: E402
+from tftk.ops.tensor_scatter_extremum_ops import (broadcast_dynamic_shape, sparse_matmul, tensor_scatter_nd_max,  # noqa: E402
+                                                  tensor_scatter_nd_min, to_complex64, to_complex128)

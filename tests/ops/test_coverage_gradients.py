@@ -88,3 +88,8 @@ GRADIENT_CASES += [
     GradientCase("SparseSoftmax", lambda v: tf.sparse_softmax(tf.SparseTensor(
         [[0, 0], [0, 2], [1, 1], [2, 0], [2, 3]], v, [3, 4])).values, [arr(5)]),
 ]
+
+GRADIENT_CASES += [
+    GradientCase("TensorScatterExtremum", lambda x, y: tf.tensor_scatter_nd_max(x, [[0, 1], [2, 0]], y),
+                 [arr(3, 2), np.array([0.9, -0.3])]),
+]
