@@ -93,3 +93,8 @@ GRADIENT_CASES += [
     GradientCase("TensorScatterExtremum", lambda x, y: tf.tensor_scatter_nd_max(x, [[0, 1], [2, 0]], y),
                  [arr(3, 2), np.array([0.9, -0.3])]),
 ]
+
+GRADIENT_CASES += [
+    GradientCase("Dilation2D", lambda x, w: tf.nn.dilation2d(x, w, [1, 1, 1, 1], [1, 1, 1, 1], "SAME"),
+                 [arr(1, 4, 4, 2), arr(2, 2, 2)]),
+]

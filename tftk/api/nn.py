@@ -51,3 +51,4 @@ from tftk.ops.nn_composite_ops import (batch_norm_with_global_normalization, com
 from tftk.ops.candidate_sampling_ops import (all_candidate_sampler, compute_accidental_hits,  # noqa: E402
                                              fixed_unigram_candidate_sampler, uniform_candidate_sampler)
 from tftk.ops.ctc_decode_ops import collapse_repeated, ctc_greedy_decoder, ctc_unique_labels  # noqa: E402
+from tftk.ops.morphology_ops import dilation2d, erosion2d  # noqa: E402
