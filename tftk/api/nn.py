@@ -52,3 +52,4 @@ from tftk.ops.candidate_sampling_ops import (all_candidate_sampler, compute_acci
                                              fixed_unigram_candidate_sampler, uniform_candidate_sampler)
 from tftk.ops.ctc_decode_ops import collapse_repeated, ctc_greedy_decoder, ctc_unique_labels  # noqa: E402
 from tftk.ops.morphology_ops import dilation2d, erosion2d  # noqa: E402
+from tftk.ops.sparse_embedding_ops import embedding_lookup_sparse  # noqa: E402
