@@ -29,7 +29,7 @@ WHY_MISSING = {
     "tf.debugging": "TF 2's check-numerics instrumentation, traceback filtering and device-placement logging",
     "tf.image": "JPEG/GIF/BMP codecs (data pipelines, Pillow), drawing and TF's random box sampling",
     "tf.io": "protobuf encode/decode, tensor/sparse serialisation and the Pillow decoders of data pipelines",
-    "tf.linalg": "the LinearOperator class family",
+    "tf.linalg": "the circulant operators (complex FFT products)",
     "tf.lookup": "lookup tables (with feature columns' vocabularies)",
     "tf.metrics": "the metrics engineer's area (tf.metrics)",
     "tf.nn": "RNN wrappers (rnn engineer), CTC loss and beam search, fractional and quantized pooling, "
