@@ -19,7 +19,8 @@ ROWS = [
         "'image_name': tf.constant(callable(tf.io.decode_image))}\n"),
     Row("io_files", "import tempfile, os\nd = tempfile.mkdtemp()\np = os.path.join(d, 'f.txt')\n"
         "w = tf.io.write_file(p, 'payload')\nwith tf.control_dependencies([w]):\n    r = tf.io.read_file(p)\n"
-        "fetch = {'r': r, 'n': tf.size(tf.io.matching_files(os.path.join(d, '*.txt'))), "
+        "    n = tf.size(tf.io.matching_files(os.path.join(d, '*.txt')))\n"
+        "fetch = {'r': r, 'n': n, "
         "'graph_fn': tf.constant(callable(tf.io.write_graph)), "
         "'mfo': tf.constant(callable(tf.io.match_filenames_once))}\n"),
     Row("io_queues", "q = tf.io.RandomShuffleQueue(10, 0, [tf.int32], seed=1)\n"
