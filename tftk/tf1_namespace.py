@@ -168,3 +168,12 @@ from tftk.ops.linalg_more_ops import matrix_square_root  # noqa: E402
 from tftk.ops.misc_graph_ops import (convert_to_tensor_or_sparse_tensor, fixed_size_partitioner,  # noqa: E402
                                      grad_pass_through, guarantee_const, init_scope, min_max_variable_partitioner,
                                      no_regularizer, switch_case, timestamp, variable_axis_size_partitioner)
+from tftk.api import distributions  # noqa: E402
+from tftk.ops.fake_quant_ops import (fake_quant_with_min_max_args, fake_quant_with_min_max_args_gradient,  # noqa: E402
+                                     fake_quant_with_min_max_vars, fake_quant_with_min_max_vars_gradient,
+                                     fake_quant_with_min_max_vars_per_channel,
+                                     fake_quant_with_min_max_vars_per_channel_gradient)
+from tftk.ops.sparse_elementwise_ops import sparse_mask, sparse_maximum, sparse_minimum, sparse_softmax  # noqa: E402
+from tftk.ops.compression_ops import decode_compressed  # noqa: E402
+from tftk.ops.tensor_scatter_extremum_ops import (broadcast_dynamic_shape, sparse_matmul, tensor_scatter_nd_max,  # noqa: E402
+                                                  tensor_scatter_nd_min, to_complex64, to_complex128)

@@ -137,7 +137,6 @@ NAME_DIFFERENCES = {
     "clip_by_value": "TF names the result after the scope (Identity-free Maximum named 'clip_by_value')",
     "clip_by_norm": "TF names the result after the scope",
     "l2_normalize": "TF names the result after the scope",
-    "one_hot": "TF names the op 'one_hot' (a name scope)",
     "ones_like": "TF names the op 'ones_like' (a name scope)",
     "zeros_like": "TF names the op 'zeros_like' (a name scope)",
     "reduce_logsumexp_axisall": "TF's result is the scope's last op, named after the scope",

@@ -72,3 +72,29 @@ GRADIENT_CASES += [
     GradientCase("MatrixExponential", lambda x: tf.linalg.expm(x), [arr(3, 3)]),
     GradientCase("MatrixSquareRoot", lambda x: tf.linalg.sqrtm(x), [SPD3 + 0.1 * arr(3, 3)]),
 ]
+
+# Fake quantisation's gradient is TF's straight-through estimator, not the derivative of the step
+# function: finite differences agree with it only outside the range (zero in both); the estimator
+# itself (to inputs, min and max) is compared with TF's in tests/differential/test_fake_quant_tf.py.
+OUTSIDE = np.array([-5.0, -3.0, 3.5, 4.0])
+GRADIENT_CASES += [
+    GradientCase("FakeQuantWithMinMaxArgs", lambda x: tf.cast(tf.fake_quant_with_min_max_args(
+        tf.cast(x, tf.float32), -2.0, 2.0), tf.float64), [OUTSIDE]),
+    GradientCase("FakeQuantWithMinMaxVars", lambda x: tf.cast(tf.fake_quant_with_min_max_vars(
+        tf.cast(x, tf.float32), -2.0, 3.0), tf.float64), [OUTSIDE]),
+]
+
+GRADIENT_CASES += [
+    GradientCase("SparseSoftmax", lambda v: tf.sparse_softmax(tf.SparseTensor(
+        [[0, 0], [0, 2], [1, 1], [2, 0], [2, 3]], v, [3, 4])).values, [arr(5)]),
+]
+
+GRADIENT_CASES += [
+    GradientCase("TensorScatterExtremum", lambda x, y: tf.tensor_scatter_nd_max(x, [[0, 1], [2, 0]], y),
+                 [arr(3, 2), np.array([0.9, -0.3])]),
+]
+
+GRADIENT_CASES += [
+    GradientCase("Dilation2D", lambda x, w: tf.nn.dilation2d(x, w, [1, 1, 1, 1], [1, 1, 1, 1], "SAME"),
+                 [arr(1, 4, 4, 2), arr(2, 2, 2)]),
+]

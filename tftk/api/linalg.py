@@ -31,3 +31,10 @@ __all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "cross", "det",
            "tensor_diag_part", "tensordot", "trace", "transpose", "triangular_solve", "eigh_tridiagonal", "expm", "logm",
            "lu", "lu_matrix_inverse", "lu_reconstruct", "lu_solve", "matrix_rank", "normalize", "pinv", "sqrtm",
            "tridiagonal_matmul", "tridiagonal_solve"]
+from tftk.ops.linear_operators import (LinearOperator, LinearOperatorAdjoint, LinearOperatorBlockDiag,  # noqa: E402
+                                       LinearOperatorBlockLowerTriangular, LinearOperatorComposition,
+                                       LinearOperatorDiag, LinearOperatorFullMatrix, LinearOperatorHouseholder,
+                                       LinearOperatorIdentity, LinearOperatorInversion, LinearOperatorKronecker,
+                                       LinearOperatorLowerTriangular, LinearOperatorLowRankUpdate,
+                                       LinearOperatorPermutation, LinearOperatorScaledIdentity,
+                                       LinearOperatorToeplitz, LinearOperatorTridiag, LinearOperatorZeros)

@@ -11,3 +11,5 @@ __all__ = [
     "huber_loss", "log_loss", "mean_squared_error", "sigmoid_cross_entropy", "softmax_cross_entropy",
     "sparse_softmax_cross_entropy",
 ]
+
+from tftk.ops.pairwise_losses import cosine_distance, mean_pairwise_squared_error  # noqa: E402

@@ -49,3 +49,8 @@ from tftk.ops.conv_backprop_ops import (atrous_conv2d_transpose, conv1d_transpos
 from tftk.ops.pool3d_ops import avg_pool3d, avg_pool_v2, max_pool3d, max_pool_v2, max_pool_with_argmax  # noqa: E402
 from tftk.ops.nn_composite_ops import (batch_norm_with_global_normalization, compute_average_loss,  # noqa: E402
                                        log_poisson_loss, scale_regularization_loss)
+from tftk.ops.candidate_sampling_ops import (all_candidate_sampler, compute_accidental_hits,  # noqa: E402
+                                             fixed_unigram_candidate_sampler, uniform_candidate_sampler)
+from tftk.ops.ctc_decode_ops import collapse_repeated, ctc_greedy_decoder, ctc_unique_labels  # noqa: E402
+from tftk.ops.morphology_ops import dilation2d, erosion2d  # noqa: E402
+from tftk.ops.sparse_embedding_ops import embedding_lookup_sparse  # noqa: E402

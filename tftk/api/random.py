@@ -11,3 +11,6 @@ from tftk.ops.random_ops import truncated_normal
 
 __all__ = ["categorical", "gamma", "get_seed", "log_uniform_candidate_sampler", "multinomial", "normal",
            "poisson", "set_random_seed", "shuffle", "truncated_normal", "uniform"]
+
+from tftk.ops.candidate_sampling_ops import (all_candidate_sampler, fixed_unigram_candidate_sampler,  # noqa: E402
+                                             uniform_candidate_sampler)

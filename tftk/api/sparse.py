@@ -32,3 +32,8 @@ __all__ = ["SparseTensor", "SparseTensorValue", "add", "concat", "cross", "cross
            "from_dense", "matmul", "placeholder", "reduce_max", "reduce_sum", "reduce_sum_sparse", "reorder",
            "reset_shape", "reshape", "retain", "segment_mean", "segment_sqrt_n", "segment_sum", "slice",
            "sparse_dense_matmul", "split", "to_dense", "to_indicator", "transpose"]
+
+from tftk.ops.sparse_elementwise_ops import sparse_mask as mask  # noqa: E402
+from tftk.ops.sparse_elementwise_ops import sparse_maximum as maximum  # noqa: E402
+from tftk.ops.sparse_elementwise_ops import sparse_minimum as minimum  # noqa: E402
+from tftk.ops.sparse_elementwise_ops import sparse_softmax as softmax  # noqa: E402

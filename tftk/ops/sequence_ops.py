@@ -12,7 +12,7 @@ from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import math_ops, reduction_ops
 from tftk.ops.constant_value import constant_value, static_ints
-from tftk.ops.op_builder import make_multi_op, make_op
+from tftk.ops.op_builder import make_multi_op, make_op, op_scope
 
 __all__ = ["range", "linspace", "lin_space", "sequence_mask", "one_hot", "unique", "invert_permutation"]
 
@@ -159,7 +159,8 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
     if rank is not None and not 0 <= axis <= rank:
         raise ValueError(f"OneHot: axis {axis} must be in [-1, {rank}]")
     shape = TensorShape(None) if dims is None else TensorShape(dims[:axis] + (depth,) + dims[axis:])
-    return make_op("OneHot", [idx, on, off], out, shape, name, {"axis": axis, "depth": depth})
+    with op_scope(name, "one_hot", [idx]) as scope:  # TF names the op after its scope: 'one_hot'
+        return make_op("OneHot", [idx, on, off], out, shape, scope, {"axis": axis, "depth": depth})
 
 
 
