@@ -34,6 +34,12 @@ DRAWS = {  # name: (graph seed, expression)
     "he_normal": (7, "tf.get_variable('w', [3, 3, 2, 4], initializer=tf.initializers.he_normal(seed=2))"),
     "truncated_initializer": (7, "tf.Variable(tf.truncated_normal([5, 3], stddev=0.1, seed=4))"),
     "dropout": (8, "tf.nn.dropout(tf.ones([4, 6]), keep_prob=0.5, seed=5)"),
+    "stateless_uniform": (None, "tf.random.stateless_uniform([3, 4], seed=[1, 2])"),
+    "stateless_uniform_range_f64": (None, "tf.random.stateless_uniform([5], [7, -8], -2.0, 3.0, tf.float64)"),
+    "stateless_uniform_int64": (None, "tf.random.stateless_uniform([6], seed=tf.constant([9, 10], tf.int64),"
+                                      " minval=-4, maxval=90, dtype=tf.int64)"),
+    "stateless_normal": (None, "tf.random.stateless_normal([2, 5], seed=[3, 4], mean=1.0, stddev=0.5)"),
+    "stateless_truncated_normal": (None, "tf.random.stateless_truncated_normal([300], seed=[2**40, 6])"),
 }
 
 CASES = {name: (TWO_RUNS.format(graph_seed=seed, expr=expr), {}) for name, (seed, expr) in DRAWS.items()}

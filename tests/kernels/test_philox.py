@@ -56,3 +56,17 @@ def test_distributions_have_their_range_and_any_length(draw, check):
     values = draw(20003)  # not a multiple of any group size
     assert values.shape == (20003,) and check(values)
     np.testing.assert_array_equal(draw(7), values[:7])  # a prefix of the groups is the same values
+
+
+def test_stateless_draws_repeat_in_every_run_and_refuse_a_bad_seed():
+    import tftk as tf
+
+    with tf.Graph().as_default():
+        draw = tf.random.stateless_normal([4], seed=[11, 12])
+        with tf.Session() as first, tf.Session() as second:
+            np.testing.assert_array_equal(first.run(draw), first.run(draw))
+            np.testing.assert_array_equal(first.run(draw), second.run(draw))
+        with pytest.raises(ValueError, match="seed must be a shape \\[2\\] integer tensor"):
+            tf.random.stateless_uniform([2], seed=[1, 2, 3])
+        with pytest.raises(ValueError, match="seed must be a shape \\[2\\] integer tensor"):
+            tf.random.stateless_uniform([2], seed=[1.0, 2.0])

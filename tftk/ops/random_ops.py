@@ -83,7 +83,7 @@ def philox_for(op, ctx) -> philox.PhiloxState:
     return ctx.resource(op, "philox", create)
 
 
-def _shape_input(shape: Any, name: str | None = None) -> tuple[Tensor, TensorShape]:
+def shape_input(shape: Any, name: str | None = None) -> tuple[Tensor, TensorShape]:
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
     tensor = convert_to_tensor(shape, dtype=dtypes.int32, name=name)
     return tensor, TensorShape(None if static is None else [int(d) for d in np.atleast_1d(static)]
@@ -155,7 +155,7 @@ def _scaled(op_type: str, default_name: str, shape: Any, dtype: Any, seed: int |
     """`op_type`'s standard draws * stddev + mean, built as TF builds random_normal."""
     dtype = dtypes.as_dtype(dtype)
     with op_scope(name, default_name, [shape, mean, stddev]) as scope:
-        shape_t, static = _shape_input(shape, "shape")
+        shape_t, static = shape_input(shape, "shape")
         mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
         raw = _random_op_node(op_type, shape_t, static, dtype, seed)
@@ -188,7 +188,7 @@ def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any =
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
         maxval = 1
     with op_scope(name, "random_uniform", [shape, minval, maxval]) as scope:
-        shape_t, static = _shape_input(shape, "shape")
+        shape_t, static = shape_input(shape, "shape")
         minval_is_zero = isinstance(minval, int) and minval == 0
         maxval_is_one = isinstance(maxval, int) and maxval == 1
         if not minval_is_zero or not maxval_is_one or dtype.is_integer:
@@ -262,7 +262,7 @@ def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.f
                  seed: int | None = None, name: str | None = None) -> Tensor:
     dtype = dtypes.as_dtype(dtype)
     a = convert_to_tensor(alpha, dtype=dtype)
-    shape_t, static = _shape_input(shape)
+    shape_t, static = shape_input(shape)
     s1, s2 = get_seed(seed)
     out_shape = static.concatenate(a.shape)
     draws = make_op("RandomGamma", [shape_t, a], dtype, out_shape, name, {"seed": s1, "seed2": s2})
@@ -310,7 +310,7 @@ def random_poisson(lam: Any, shape: Any, dtype: Any = dtypes.float32, seed: int 
     rate = convert_to_tensor(lam)
     if not (rate.dtype.is_floating or rate.dtype.is_integer):
         raise TypeError(f"random_poisson: lam must be numeric, got {rate.dtype.name}")
-    shape_t, static = _shape_input(shape)
+    shape_t, static = shape_input(shape)
     s1, s2 = get_seed(seed)
     return make_op("RandomPoissonV2", [shape_t, rate], dtypes.as_dtype(dtype), static.concatenate(rate.shape),
                    name, {"seed": s1, "seed2": s2})

@@ -1,0 +1,113 @@
+"""Stateless random ops (`tf.random.stateless_uniform`, `_normal`, `_truncated_normal`): values fixed by
+a `seed` tensor of two integers, the same in every run and session, and the same as TF's.
+
+TF derives a Philox key and counter from the seed pair (one Philox block of the seed under a fixed
+key) and fills the output as its stateful ops do (`kernels/philox.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tftk.framework import dtypes, registry
+from tftk.framework.ops import Tensor, convert_to_tensor
+from tftk.kernels import philox
+from tftk.ops import math_ops
+from tftk.ops.op_builder import make_op, op_scope
+from tftk.ops.random_ops import shape_input
+
+__all__ = ["stateless_random_uniform", "stateless_random_normal", "stateless_truncated_normal"]
+
+_SEED_KEY = (0x3EC8F720, 0x02461E29)  # TF's fixed key for turning a seed pair into a key and counter
+_MASK64 = (1 << 64) - 1
+
+
+def key_and_counter(seed: np.ndarray) -> tuple[tuple[int, int], int]:
+    """TF's GenerateKey: the Philox key and 128-bit counter a seed pair stands for."""
+    seed = np.asarray(seed).astype(np.int64).reshape(-1)
+    if seed.shape != (2,):
+        raise ValueError(f"seed must have shape [2], not {list(np.shape(seed))}")
+    words = (int(seed[0]) & _MASK64) | ((int(seed[1]) & _MASK64) << 64)
+    mix = philox.philox_blocks(_SEED_KEY, words, np.zeros(1, np.uint64))[0]
+    return (int(mix[0]), int(mix[1])), (int(mix[2]) << 64) | (int(mix[3]) << 96)
+
+
+def _stateless_op(op_type: str, draw) -> None:
+    """Register `op_type(shape, seed, *extra)`: `draw(key, counter, n, dtype, *extra)` gives n values."""
+
+    def factory(op, ctx):
+        dtype = op.outputs[0].dtype.as_numpy_dtype
+
+        def kernel(shape, seed, *extra):
+            dims = tuple(int(d) for d in shape)
+            key, counter = key_and_counter(seed)
+            return draw(key, counter, int(np.prod(dims, dtype=np.int64)), dtype, *extra).reshape(dims)
+        return kernel
+
+    registry.register_op(op_type, factory)
+    registry.not_differentiable(op_type)
+
+
+def _uniform_int(key, counter, n, dtype, low, high):
+    if not low < high:
+        raise ValueError(f"Need minval < maxval, got {low} >= {high}")
+    return philox.uniform_int(key, counter, n, int(low), int(high), dtype)
+
+
+_stateless_op("StatelessRandomUniform", philox.uniform_float)
+_stateless_op("StatelessRandomNormal", philox.standard_normal)
+_stateless_op("StatelessTruncatedNormal", philox.truncated_normal)
+_stateless_op("StatelessRandomUniformInt", _uniform_int)
+
+
+def _seed(seed: Any) -> Tensor:
+    tensor = convert_to_tensor(seed, name="seed")
+    if not tensor.dtype.is_integer or not tensor.shape.is_compatible_with([2]):
+        raise ValueError(f"seed must be a shape [2] integer tensor, got {tensor.dtype.name} {tensor.shape}")
+    return tensor
+
+
+def _draw(op_type: str, shape: Any, seed: Any, dtype: dtypes.DType, extra: tuple = ()) -> Tensor:
+    shape_t, static = shape_input(shape, "shape")
+    return make_op(op_type, [shape_t, _seed(seed), *extra], dtype, static, op_type, {"dtype": dtype})
+
+
+def stateless_random_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None,
+                             dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """Uniform values in [minval, maxval) fixed by `seed` (maxval defaults to 1 for floats)."""
+    dtype = dtypes.as_dtype(dtype)
+    if maxval is None:
+        if dtype.is_integer:
+            raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
+        maxval = 1
+    with op_scope(name, "stateless_random_uniform", [shape, seed, minval, maxval]) as scope:
+        low = convert_to_tensor(minval, dtype=dtype, name="min")
+        high = convert_to_tensor(maxval, dtype=dtype, name="max")
+        if dtype.is_integer:
+            return _draw("StatelessRandomUniformInt", shape, seed, dtype, (low, high))
+        unit = _draw("StatelessRandomUniform", shape, seed, dtype)
+        return math_ops.add(math_ops.multiply(unit, math_ops.subtract(high, low)), low, name=scope)
+
+
+def _scaled(op_type: str, default_name: str, shape: Any, seed: Any, mean: Any, stddev: Any, dtype: Any,
+            name: str | None) -> Tensor:
+    dtype = dtypes.as_dtype(dtype)
+    with op_scope(name, default_name, [shape, seed, mean, stddev]) as scope:
+        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
+        stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        raw = _draw(op_type, shape, seed, dtype)
+        return math_ops.add(math_ops.multiply(raw, stddev_t), mean_t, name=scope)
+
+
+def stateless_random_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
+                            dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """Normal values fixed by `seed`."""
+    return _scaled("StatelessRandomNormal", "stateless_random_normal", shape, seed, mean, stddev, dtype, name)
+
+
+def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
+                               dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """Normal values within two standard deviations, fixed by `seed`."""
+    return _scaled("StatelessTruncatedNormal", "stateless_truncated_normal", shape, seed, mean, stddev, dtype, name)
