@@ -59,15 +59,15 @@ _applied: dict[int, int] = {}
 
 def apply_thread_limits(threads: int) -> None:
     """Bound BLAS and Numba for the calling thread to `threads` threads (0: the environment's or all
-    cores), fewer while other processes hold cores (`tftk.client.threads`); tiled kernels
-    (`tftk.kernels.parallel`) keep the whole bound until other work fills every core."""
-    from tftk.client.threads import effective_threads, tile_threads
+    cores), fewer while other processes hold cores (`tftk.client.threads`); the tiled kernels
+    (`tftk.kernels.parallel`) get the same count, for the calling thread only."""
+    from tftk.client.threads import effective_threads
     from tftk.kernels.parallel import set_thread_budget
     if threads <= 0:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
     bound = threads
-    set_thread_budget(tile_threads(bound))  # tiled kernels hand out work as threads are free
     threads = effective_threads(threads)
+    set_thread_budget(threads)  # the tiled kernels' threads, per calling thread
     if _applied.get(threading.get_ident()) == threads:
         return
     global _blas_limiter
