@@ -31,7 +31,10 @@ import typer
 from tftk import __version__
 from tftk.run_fields import RUN_FIELDS
 
+# Plain (click) help: typer's rich help imports most of rich (~0.3 s), which every `--help` and Tab
+# completion would pay; errors and tables still use rich, imported when they are printed.
 app = typer.Typer(name="tftk", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+                  rich_markup_mode=None,
                   help="TensorFlow 1.x's graph model on numpy + Numba, with config-driven training runs.")
 _state = {"debug": False}
 
@@ -139,8 +142,7 @@ def run_config_options(function: Callable) -> Callable:
     signature = inspect.signature(function, eval_str=True)
     own = [p for p in signature.parameters.values() if p.name != "flags"]
     added = [inspect.Parameter(field, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[kind],
-                               default=typer.Option(None, f"--{field.replace('_', '-')}", help=text,
-                                                    rich_help_panel="Run config"))
+                               default=typer.Option(None, f"--{field.replace('_', '-')}", help=text))
              for field, kind, text in RUN_FLAGS]
 
     @functools.wraps(function)
