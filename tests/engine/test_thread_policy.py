@@ -43,19 +43,6 @@ def test_one_momentary_spike_does_not_drop_a_thread(machine):
 
 
 
-def test_a_session_run_sets_the_tile_threads_of_its_own_thread(machine):
-    from tftk.client.config import apply_thread_limits
-    from tftk.kernels import parallel
-    machine["others"] = 0
-    apply_thread_limits(2)
-    assert parallel.thread_budget() == 2
-    machine["others"] = 1
-    apply_thread_limits(2)  # the estimate moves halfway: 0.5 busy cores
-    apply_thread_limits(2)  # 0.75: one core is taken
-    assert parallel.thread_budget() == 1
-    parallel.set_thread_budget(0)
-
-
 def test_adjustment_can_be_turned_off(machine, monkeypatch):
     machine["others"] = 5
     monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")

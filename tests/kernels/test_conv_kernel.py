@@ -1,6 +1,7 @@
 """conv kernels against a float64 loop written from the definition of TF's Conv2D."""
 
 import itertools
+import threading
 
 import numpy as np
 import pytest
@@ -127,3 +128,29 @@ def test_conv2d_in_several_tiles_matches_one_tile(case, dtype, monkeypatch):
     np.testing.assert_allclose(conv2d_backprop_input(dy, w, x.shape, strides, pads, dil), dx, rtol=tol, atol=tol)
     np.testing.assert_allclose(conv2d_backprop_filter(x, dy, w.shape, strides, pads, dil), dw, rtol=tol, atol=tol)
     np.testing.assert_allclose(y, reference_conv2d(x, w, strides, pads, dil), rtol=TOL[dtype], atol=TOL[dtype])
+
+
+def test_concurrent_callers_get_their_own_results():
+    """Sessions' threads convolving at once (the model server's case: kernels release the GIL and each
+    thread has its own scratch buffer) each get their own answer."""
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal((8, 10, 10, c)) for c in (4, 4, 1, 1)]
+    ws = [rng.standard_normal((3, 3, x.shape[3], 6)) for x in xs]
+    pads = ((1, 1), (1, 1))
+    expected = [(conv2d(x, w, (1, 1), pads), conv2d_backprop_filter(x, conv2d(x, w, (1, 1), pads), w.shape, (1, 1), pads))
+                for x, w in zip(xs, ws)]
+    results: dict[int, tuple] = {}
+
+    def session(i: int) -> None:
+        for _ in range(5):
+            y = conv2d(xs[i], ws[i], (1, 1), pads)
+            results[i] = (y, conv2d_backprop_filter(xs[i], y, ws[i].shape, (1, 1), pads))
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(4):
+        np.testing.assert_array_equal(results[i][0], expected[i][0])
+        np.testing.assert_array_equal(results[i][1], expected[i][1])

@@ -59,15 +59,12 @@ _applied: dict[int, int] = {}
 
 def apply_thread_limits(threads: int) -> None:
     """Bound BLAS and Numba for the calling thread to `threads` threads (0: the environment's or all
-    cores), fewer while other processes hold cores (`tftk.client.threads`); the tiled kernels
-    (`tftk.kernels.parallel`) get the same count, for the calling thread only."""
+    cores), fewer while other processes hold cores (`tftk.client.threads`)."""
     from tftk.client.threads import effective_threads
-    from tftk.kernels.parallel import set_thread_budget
     if threads <= 0:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
     bound = threads
     threads = effective_threads(threads)
-    set_thread_budget(threads)  # the tiled kernels' threads, per calling thread
     if _applied.get(threading.get_ident()) == threads:
         return
     global _blas_limiter

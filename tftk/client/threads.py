@@ -9,12 +9,6 @@ session counts the runnable tasks that are not its own (`/proc/loadavg` minus th
 running threads, smoothed over samples at most every `SAMPLE_SECONDS`) and gives BLAS and Numba
 ``min(bound, cores - others)`` threads, at least 1; on a quiet machine nothing changes.
 `TFTK_ADAPTIVE_THREADS=0` turns the adjustment off (the bound is then used as given).
-
-The convolution and pooling kernels' tile threads (`tftk.kernels.parallel`) follow the same count:
-tiles are handed out as threads are free, but the caller still waits for the tile a descheduled
-helper holds, a scheduler time slice at a time: with 2 tile threads beside one busy-loop process the
-LeNet step took 36 ms, against 19 ms for 1-thread kernels measured in the same quarter hour (load ~3
-on 2 cores).
 """
 
 from __future__ import annotations
@@ -77,4 +71,3 @@ def effective_threads(bound: int) -> int:
             _state["others"] = sample if first else _SMOOTHING * sample + (1 - _SMOOTHING) * _state["others"]
         _state["at"] = now
     return max(1, min(want, int(cores - _state["others"] + 0.5)))
-

@@ -15,19 +15,23 @@ A 1-channel input is gathered taps by rows instead (`_tap_rows`: runs of a whole
 than of kw taps), which took the 5x5x1->16 forward from 1.7 to 0.87 ms, its filter gradient from
 2.0 to 0.89 ms and its input gradient from 1.9 to 1.2 ms.
 
-Threads: the tiles are handed out by `tftk.kernels.parallel.run_tiles` to the calling thread and its
-helpers, each gathering with a GIL-free Numba kernel and multiplying with single-threaded BLAS;
-a thread takes the next tile when it is free, so one that is descheduled (another process holds
-its core) delays the call by at most the tile it holds instead of stalling every BLAS barrier. The
-filter gradient keeps one partial sum per tile. A Numba `prange` here would be the wrong tool: its
-OpenMP workers spin against OpenBLAS's and cost a flat ~8 ms per call on 2 cores.
+The kernels are serial and release the GIL (concurrent sessions run them side by side); BLAS owns
+the cores. Handing the tiles to a pool of our own threads, each multiplying with single-threaded
+BLAS, scaled one conv call alone (deep-MNIST's 32->64 forward: 11.6 -> 6.1 ms on 2 threads) and held
+up better than BLAS's barriers on a loaded machine, but lost inside a training step: the 2-thread
+deep-MNIST step took 52 ms against 36 ms with BLAS's threads (same quiet window), no faster than on
+1 thread. The likely cause: after each 2-thread MatMul OpenBLAS's worker spins on the second core
+for a while, leaving a helper of ours half a core. A Numba `prange` next to OpenBLAS's threads
+oversubscribed the cores the same way (~8 ms per call on 2 cores).
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
+
 from tftk.kernels.jit import njit
-from tftk.kernels.parallel import run_tiles, scratch
 
 __all__ = ["conv_output_size", "window_output_size", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"]
 
@@ -141,16 +145,24 @@ def _tap_col2im(xpad, b0, b1, kh, kw, sh, sw, dh, dw, oh, ow, cols_t):  # pragma
     _tap_rows(xpad, b0, b1, kh, kw, sh, sw, dh, dw, oh, ow, cols_t, False)
 
 
-# A tile's patch matrix stays within this many bytes (and a tile holds at least one image), and a
-# batch is cut into at least MIN_TILES tiles, so that each of a few threads gets several and a
-# descheduled one leaves little to wait for. The tiles never depend on the thread count: the filter
-# gradient adds its per-tile products in tile order, so results are the same bits on any number of
-# threads (a resumed training run stays bit-identical to an uninterrupted one).
+# A tile's patch matrix stays within this many bytes, and a tile holds at least one image.
 # On 1 thread, tiles of 0.5, 1, 2 and 4 MB ran the LeNet 16->32 and deep-MNIST 32->64 passes within
 # noise of each other (12.7-14.1 ms for deep-MNIST's, CPU time at load 11): whole 20-30 MB patch
 # matrices ran ~35% slower (7.2 vs 4.1 ms on LeNet's forward).
 TILE_BYTES = 1 << 22
-MIN_TILES = 8
+
+
+_local = threading.local()
+
+
+def _scratch(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The calling thread's reusable patch-matrix buffer (contents undefined): warm pages, not fresh ones."""
+    dtype = np.dtype(dtype)
+    need = int(np.prod(shape)) * dtype.itemsize
+    held = getattr(_local, "scratch", None)
+    if held is None or held.size < need:
+        held = _local.scratch = np.empty(max(need, 1), dtype=np.uint8)
+    return held[:need].view(dtype).reshape(shape)
 
 
 class _Geometry:
@@ -167,7 +179,7 @@ class _Geometry:
         self.per_image = self.oh * self.ow
         self.depth = self.kh * self.kw * self.c
         by_size = TILE_BYTES // (self.per_image * self.depth * itemsize)
-        self.step = max(1, min(self.n, by_size, -(-self.n // MIN_TILES)))
+        self.step = max(1, min(self.n, by_size))
         self.count = -(-self.n // self.step)
 
     def tile(self, index: int) -> tuple[int, int, int, int]:
@@ -178,7 +190,7 @@ class _Geometry:
 
     def buffer(self, dtype: np.dtype, rows: int) -> np.ndarray:
         """The calling thread's scratch for `rows` patch rows (stored taps by rows for a 1-channel input)."""
-        return scratch((self.depth, rows) if self.c == 1 else (rows, self.depth), dtype)
+        return _scratch((self.depth, rows) if self.c == 1 else (rows, self.depth), dtype)
 
     def matrix(self, cols: np.ndarray) -> np.ndarray:
         """The [rows, taps] patch matrix held in a `buffer`."""
@@ -237,13 +249,11 @@ def conv2d(x: np.ndarray, w: np.ndarray, strides: Pair = (1, 1), pads: tuple[Pai
         return (np.ascontiguousarray(x).reshape(-1, g.c) @ wm).reshape(g.n, g.oh, g.ow, g.co)
     xpad = g.padded(x, x.dtype)
     y = np.empty((g.n * g.per_image, g.co), dtype=x.dtype)
-
-    def tile(index: int) -> None:
+    for index in range(g.count):
         b0, b1, r0, r1 = g.tile(index)
         cols = g.buffer(x.dtype, r1 - r0)
         g.move(xpad, b0, b1, cols, True)
         np.matmul(g.matrix(cols), wm, out=y[r0:r1])
-    run_tiles(g.count, tile)
     return y.reshape(g.n, g.oh, g.ow, g.co)
 
 
@@ -259,13 +269,11 @@ def conv2d_backprop_input(dy: np.ndarray, w: np.ndarray, input_shape: tuple[int,
     if g.plain:
         return (dym @ wt).reshape(input_shape)
     dxpad = g.padded(None, dy.dtype)
-
-    def tile(index: int) -> None:
+    for index in range(g.count):
         b0, b1, r0, r1 = g.tile(index)
         dcols = g.buffer(dy.dtype, r1 - r0)
         np.matmul(dym[r0:r1], wt, out=g.matrix(dcols))
         g.move(dxpad, b0, b1, dcols, False)
-    run_tiles(g.count, tile)
     return g.interior(dxpad).copy()
 
 
@@ -280,12 +288,11 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
     if g.plain:
         return (np.ascontiguousarray(x).reshape(-1, g.c).T @ dym).reshape(filter_shape)
     xpad = g.padded(x, x.dtype)
-    partials = np.empty((g.count, g.depth, g.co), dtype=x.dtype)
-
-    def tile(index: int) -> None:
+    dw = np.zeros((g.depth, g.co), dtype=x.dtype)
+    part = np.empty_like(dw)
+    for index in range(g.count):
         b0, b1, r0, r1 = g.tile(index)
         cols = g.buffer(x.dtype, r1 - r0)
         g.move(xpad, b0, b1, cols, True)
-        np.matmul(g.matrix(cols).T, dym[r0:r1], out=partials[index])
-    run_tiles(g.count, tile)
-    return partials.sum(axis=0).reshape(filter_shape)
+        dw += np.matmul(g.matrix(cols).T, dym[r0:r1], out=part)
+    return dw.reshape(filter_shape)

@@ -17,9 +17,11 @@ like TF's MaxPoolWithArgmax(include_batch_in_index=True); overlapping windows ad
 from __future__ import annotations
 
 import numpy as np
-from tftk.kernels.conv import window_output_size
+from numba import prange
+
 from tftk.kernels.jit import njit
-from tftk.kernels.parallel import run_tiles, thread_budget
+
+from tftk.kernels.conv import window_output_size
 
 __all__ = ["max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad"]
 
@@ -43,19 +45,18 @@ def _output_shape(x_shape: tuple[int, ...], ksize: Pair, strides: Pair, pads: tu
 
 
 @njit(cache=True)
-def _max_pool(x, b0, b1, kh, kw, sh, sw, pt, pl, y, arg):  # pragma: no cover - compiled
-    """Images b0..b1-1: y = window max, arg = flat index of its first occurrence (-inf and -1 for an
-    all-padding window).
+def _max_pool(x, kh, kw, sh, sw, pt, pl, y, arg):  # pragma: no cover - compiled
+    """y = window max, arg = flat index of its first occurrence (-inf and -1 for an all-padding window).
 
     Each output row is seeded with its windows' first in-bounds taps (first valid row, first valid
     column), then the other taps, in row-major order, replace it only where strictly greater: the
     channel loop has no "seen yet" test and no per-tap views (0.47 -> 0.20 ms on 64x28x28x16, 1 thread).
-    Serial in itself (a Numba-parallel version compiled in 2.2 s against 0.3 s); `max_pool` runs
-    tiles of images on `run_tiles`' threads.
+    Serial: a parallel version compiled in 2.2 s against 0.3 s and saved well under a millisecond
+    per LeNet step, while the first training step of a fresh install must stay within seconds.
     """
     n, h, wd, c = x.shape
     oh, ow = y.shape[1], y.shape[2]
-    for b in range(b0, b1):
+    for b in range(n):
         for i in range(oh):
             best = y[b, i]
             where = arg[b, i]
@@ -88,31 +89,15 @@ def _max_pool(x, b0, b1, kh, kw, sh, sw, pt, pl, y, arg):  # pragma: no cover - 
 
 
 @njit(cache=True)
-def _max_pool_grad(dy, arg, dx, b0, b1):  # pragma: no cover - compiled
-    """dx.flat[arg] += dy for the outputs of images b0..b1-1 (their arg-maxes lie in the same images)."""
+def _max_pool_grad(dy, arg, dx):  # pragma: no cover - compiled
+    """dx.flat[arg] += dy (serial: one scatter over the outputs is well under a millisecond on LeNet)."""
     dyf = dy.reshape(-1)
     argf = arg.reshape(-1)
     dxf = dx.reshape(-1)
-    per_image = dyf.size // dy.shape[0]
-    for k in range(b0 * per_image, b1 * per_image):
+    for k in range(dyf.size):
         a = argf[k]
         if a >= 0:
             dxf[a] += dyf[k]
-
-
-# A pooling tile covers at least this many input elements: handing a tile to another thread costs
-# tens of microseconds, about what 1M elements of max pooling take (deep-MNIST's 50x28x28x32 pool:
-# 0.25 ms on 1 thread, 0.39 ms split over 2 on the loaded machine).
-MIN_TILE_ELEMENTS = 1 << 21
-
-
-def _by_images(shape: tuple[int, ...], kernel) -> None:
-    """kernel(b0, b1) over tiles of the batch of an input of `shape`, on `run_tiles`' threads."""
-    n = shape[0]
-    per_image = max(1, int(np.prod(shape[1:])))
-    threads = thread_budget()
-    step = max(1, -(-n // (4 * threads)), MIN_TILE_ELEMENTS // per_image)
-    run_tiles(-(-n // step), lambda tile: kernel(tile * step, min(tile * step + step, n)), threads)
 
 
 def max_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: tuple[Pair, Pair] = ((0, 0), (0, 0))
@@ -121,9 +106,7 @@ def max_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: tuple[Pair, Pair] 
     shape = _output_shape(x.shape, ksize, strides, pads, "max_pool")
     y = np.empty(shape, dtype=x.dtype)
     arg = np.empty(shape, dtype=np.int64)
-    x = np.ascontiguousarray(x)
-    _by_images(x.shape, lambda b0, b1: _max_pool(x, b0, b1, ksize[0], ksize[1], strides[0], strides[1],
-                                                    pads[0][0], pads[1][0], y, arg))
+    _max_pool(np.ascontiguousarray(x), ksize[0], ksize[1], strides[0], strides[1], pads[0][0], pads[1][0], y, arg)
     return y, arg
 
 
@@ -133,8 +116,7 @@ def max_pool_grad(dy: np.ndarray, argmax: np.ndarray, input_shape: tuple[int, ..
         raise ValueError(f"max_pool_grad: dy {dy.shape} must match argmax {argmax.shape} and the batch of "
                          f"input shape {tuple(input_shape)}")
     dx = np.zeros(tuple(input_shape), dtype=dy.dtype)
-    dy, argmax = np.ascontiguousarray(dy), np.ascontiguousarray(argmax)
-    _by_images(input_shape, lambda b0, b1: _max_pool_grad(dy, argmax, dx, b0, b1))
+    _max_pool_grad(np.ascontiguousarray(dy), np.ascontiguousarray(argmax), dx)
     return dx
 
 
@@ -145,16 +127,16 @@ def _window(i, stride, pad, k, size):  # pragma: no cover - compiled
     return max(start, 0), min(start + k, size)
 
 
-@njit(cache=True)
-def _avg_pool(x, b0, b1, kh, kw, sh, sw, pt, pl, y):  # pragma: no cover - compiled
-    """Images b0..b1-1: y = mean of each window's in-bounds elements."""
+@njit(parallel=True, cache=True)
+def _avg_pool(x, kh, kw, sh, sw, pt, pl, y):  # pragma: no cover - compiled
+    """y = mean of each window's in-bounds elements."""
     n, h, wd, c = x.shape
     oh, ow = y.shape[1], y.shape[2]
-    acc = np.empty(c, dtype=np.float64)
-    for r in range(b0 * oh, b1 * oh):
+    for r in prange(n * oh):
         b = r // oh
         i = r % oh
         y0, y1 = _window(i, sh, pt, kh, h)
+        acc = np.empty(c, dtype=np.float64)
         for j in range(ow):
             x0, x1 = _window(j, sw, pl, kw, wd)
             acc[:] = 0.0
@@ -167,12 +149,12 @@ def _avg_pool(x, b0, b1, kh, kw, sh, sw, pt, pl, y):  # pragma: no cover - compi
                 y[b, i, j, ch] = acc[ch] / count
 
 
-@njit(cache=True)
-def _avg_pool_grad(dy, b0, b1, kh, kw, sh, sw, pt, pl, dx):  # pragma: no cover - compiled
-    """Images b0..b1-1: dx += dy / count over each window's in-bounds elements."""
+@njit(parallel=True, cache=True)
+def _avg_pool_grad(dy, kh, kw, sh, sw, pt, pl, dx):  # pragma: no cover - compiled
+    """dx += dy / count over each window's in-bounds elements, one batch element per thread."""
     n, h, wd, c = dx.shape
     oh, ow = dy.shape[1], dy.shape[2]
-    for b in range(b0, b1):
+    for b in prange(n):
         for i in range(oh):
             y0, y1 = _window(i, sh, pt, kh, h)
             for j in range(ow):
@@ -187,9 +169,7 @@ def _avg_pool_grad(dy, b0, b1, kh, kw, sh, sw, pt, pl, dx):  # pragma: no cover 
 def avg_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: tuple[Pair, Pair] = ((0, 0), (0, 0))) -> np.ndarray:
     """TF's AvgPool: the mean of each window's in-bounds elements (padding is not counted)."""
     y = np.empty(_output_shape(x.shape, ksize, strides, pads, "avg_pool"), dtype=x.dtype)
-    x = np.ascontiguousarray(x)
-    _by_images(x.shape, lambda b0, b1: _avg_pool(x, b0, b1, ksize[0], ksize[1], strides[0], strides[1],
-                                                    pads[0][0], pads[1][0], y))
+    _avg_pool(np.ascontiguousarray(x), ksize[0], ksize[1], strides[0], strides[1], pads[0][0], pads[1][0], y)
     return y
 
 
@@ -201,7 +181,5 @@ def avg_pool_grad(dy: np.ndarray, input_shape: tuple[int, ...], ksize: Pair, str
     if dy.shape != expected:
         raise ValueError(f"avg_pool_grad: dy has shape {dy.shape}, expected {expected}")
     dx = np.zeros(input_shape, dtype=dy.dtype)
-    dy = np.ascontiguousarray(dy)
-    _by_images(input_shape, lambda b0, b1: _avg_pool_grad(dy, b0, b1, ksize[0], ksize[1], strides[0], strides[1],
-                                                          pads[0][0], pads[1][0], dx))
+    _avg_pool_grad(np.ascontiguousarray(dy), ksize[0], ksize[1], strides[0], strides[1], pads[0][0], pads[1][0], dx)
     return dx
