@@ -18,15 +18,11 @@ from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.ops import random_ops
 from tftk.ops.array_function import array_op, register_array_op
+from tftk.ops.nn_loss_ops import draw_candidates, expected_count
 from tftk.ops.op_builder import make_multi_op
 
 __all__ = ["uniform_candidate_sampler", "fixed_unigram_candidate_sampler", "all_candidate_sampler",
            "compute_accidental_hits"]
-
-
-def _expected(p: np.ndarray, num_sampled: int, tries: int) -> np.ndarray:
-    """TF's ExpectedCountHelper: p * num_sampled when every try was kept, else 1 - (1 - p)^tries."""
-    return (p * num_sampled if tries == num_sampled else -np.expm1(tries * np.log1p(-p))).astype(np.float32)
 
 
 def _bind_sampler(op: Any, ctx: Any):
@@ -38,20 +34,10 @@ def _bind_sampler(op: Any, ctx: Any):
     def kernel(true_classes: np.ndarray):
         if unique and np.count_nonzero(probs) < n:
             raise ValueError(f"cannot draw {n} unique candidates from {np.count_nonzero(probs)} ids of non-zero weight")
-        if unique:
-            picked: dict[int, None] = {}
-            tries = 0
-            while len(picked) < n:
-                for v in rng.choice(probs.size, size=2 * (n - len(picked)) + 8, p=probs).tolist():
-                    tries += 1
-                    picked.setdefault(v)
-                    if len(picked) == n:
-                        break
-            sampled = np.fromiter(picked, dtype=np.int64, count=n)
-        else:
-            sampled, tries = rng.choice(probs.size, size=n, p=probs).astype(np.int64), n
+        sampled, tries = draw_candidates(lambda count: rng.choice(probs.size, size=count, p=probs), n, unique)
         index = np.clip(true_classes, 0, probs.size - 1)
-        return sampled, _expected(probs[index], n, tries), _expected(probs[sampled], n, tries)
+        return (sampled, expected_count(probs[index], n, tries).astype(np.float32),
+                expected_count(probs[sampled], n, tries).astype(np.float32))
     return kernel
 
 

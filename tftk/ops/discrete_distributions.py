@@ -9,7 +9,7 @@ import numpy as np
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops, nn_ops, random_ops
+from tftk.ops import array_ops, math_ops, nn_ops, random_ops, reduction_ops
 from tftk.ops.distributions import NOT_REPARAMETERIZED, Distribution, RegisterKL, _sample_shape
 from tftk.ops.nn_loss_ops import sigmoid_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits
 from tftk.ops.scan_ops import argmax
@@ -92,7 +92,7 @@ class Categorical(_LogitsOrProbs):
         return -sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
 
     def _entropy(self) -> Tensor:
-        return -math_ops.reduce_sum(nn_ops.log_softmax(self._logits) * self._probs, axis=-1)
+        return -reduction_ops.reduce_sum(nn_ops.log_softmax(self._logits) * self._probs, axis=-1)
 
     def _mode(self) -> Tensor:
         return math_ops.cast(argmax(self._logits, axis=-1), self._dtype)
@@ -118,7 +118,7 @@ class Dirichlet(Distribution):
                          {"concentration": concentration}, name=scope)
 
     concentration = property(lambda self: self._concentration)
-    total_concentration = property(lambda self: math_ops.reduce_sum(self._concentration, axis=-1))
+    total_concentration = property(lambda self: reduction_ops.reduce_sum(self._concentration, axis=-1))
 
     def _event_rank(self) -> int:
         return 1
@@ -127,13 +127,13 @@ class Dirichlet(Distribution):
         return self._concentration * 0
 
     def _log_prob(self, x: Tensor) -> Tensor:
-        return math_ops.reduce_sum(xlogy(self._concentration - 1.0, x), axis=-1) - lbeta(self._concentration)
+        return reduction_ops.reduce_sum(xlogy(self._concentration - 1.0, x), axis=-1) - lbeta(self._concentration)
 
     def _entropy(self) -> Tensor:
         a, total = self._concentration, self.total_concentration
         k = math_ops.cast(array_ops.shape(a)[-1], a.dtype)
         return (lbeta(a) + (total - k) * digamma(total)
-                - math_ops.reduce_sum((a - 1.0) * digamma(a), axis=-1))
+                - reduction_ops.reduce_sum((a - 1.0) * digamma(a), axis=-1))
 
     def _mean(self) -> Tensor:
         return self._concentration / array_ops.expand_dims(self.total_concentration, -1)
@@ -145,7 +145,7 @@ class Dirichlet(Distribution):
 
     def _sample(self, shape: list, seed: int | None) -> Tensor:
         g = random_ops.random_gamma(shape, self._concentration, dtype=self._dtype, seed=seed)
-        return g / math_ops.reduce_sum(g, axis=-1, keepdims=True)
+        return g / reduction_ops.reduce_sum(g, axis=-1, keepdims=True)
 
 
 class Multinomial(_LogitsOrProbs):
@@ -168,8 +168,8 @@ class Multinomial(_LogitsOrProbs):
         return self._probs * 0 + array_ops.expand_dims(self._total_count * 0, -1)
 
     def _log_prob(self, counts: Tensor) -> Tensor:
-        return (lgamma(self._total_count + 1.0) - math_ops.reduce_sum(lgamma(counts + 1.0), axis=-1)
-                + math_ops.reduce_sum(counts * nn_ops.log_softmax(self._logits), axis=-1))
+        return (lgamma(self._total_count + 1.0) - reduction_ops.reduce_sum(lgamma(counts + 1.0), axis=-1)
+                + reduction_ops.reduce_sum(counts * nn_ops.log_softmax(self._logits), axis=-1))
 
     def _mean(self) -> Tensor:
         return array_ops.expand_dims(self._total_count, -1) * self._probs
@@ -190,7 +190,7 @@ class DirichletMultinomial(Distribution):
                          {"total_count": total_count, "concentration": concentration}, name=scope)
 
     total_count, concentration = property(lambda self: self._total_count), property(lambda self: self._concentration)
-    total_concentration = property(lambda self: math_ops.reduce_sum(self._concentration, axis=-1))
+    total_concentration = property(lambda self: reduction_ops.reduce_sum(self._concentration, axis=-1))
 
     def _event_rank(self) -> int:
         return 1
@@ -201,7 +201,7 @@ class DirichletMultinomial(Distribution):
     def _log_prob(self, counts: Tensor) -> Tensor:
         a, n, total = self._concentration, self._total_count, self.total_concentration
         return (lgamma(n + 1.0) + lgamma(total) - lgamma(n + total)
-                + math_ops.reduce_sum(lgamma(counts + a) - lgamma(a) - lgamma(counts + 1.0), axis=-1))
+                + reduction_ops.reduce_sum(lgamma(counts + a) - lgamma(a) - lgamma(counts + 1.0), axis=-1))
 
     def _mean(self) -> Tensor:
         return array_ops.expand_dims(self._total_count / self.total_concentration, -1) * self._concentration
@@ -222,12 +222,13 @@ def _kl_bernoulli_bernoulli(a: Bernoulli, b: Bernoulli, name: str | None = None)
 
 @RegisterKL(Categorical, Categorical)
 def _kl_categorical_categorical(a: Categorical, b: Categorical, name: str | None = None) -> Tensor:
-    return math_ops.reduce_sum(nn_ops.softmax(a.logits) * (nn_ops.log_softmax(a.logits) - nn_ops.log_softmax(b.logits)),
-                               axis=-1)
+    log_ratio = nn_ops.log_softmax(a.logits) - nn_ops.log_softmax(b.logits)
+    return reduction_ops.reduce_sum(nn_ops.softmax(a.logits) * log_ratio, axis=-1)
 
 
 @RegisterKL(Dirichlet, Dirichlet)
 def _kl_dirichlet_dirichlet(a: Dirichlet, b: Dirichlet, name: str | None = None) -> Tensor:
     digamma_sum = digamma(array_ops.expand_dims(a.total_concentration, -1))
     return (lbeta(b.concentration) - lbeta(a.concentration)
-            + math_ops.reduce_sum((a.concentration - b.concentration) * (digamma(a.concentration) - digamma_sum), -1))
+            + reduction_ops.reduce_sum((a.concentration - b.concentration)
+                                       * (digamma(a.concentration) - digamma_sum), -1))

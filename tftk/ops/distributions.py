@@ -16,7 +16,7 @@ import numpy as np
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
-from tftk.ops import array_ops, math_ops, random_ops
+from tftk.ops import array_ops, math_ops, random_ops, reduction_ops
 from tftk.ops.gather_ops import where
 from tftk.ops.safe_math_ops import xlog1py
 from tftk.ops.special_math_ops import digamma, erfc, lbeta, lgamma, xlogy
@@ -160,7 +160,7 @@ class Distribution:
             return where(ok, value, value + np.nan)
         from tftk.ops.check_ops import assert_equal
         from tftk.framework.ops import control_dependencies
-        with control_dependencies([assert_equal(math_ops.reduce_all(ok), True, message=f"{what} is undefined")]):
+        with control_dependencies([assert_equal(reduction_ops.reduce_all(ok), True, message=f"{what} is undefined")]):
             return array_ops.identity(value)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.einsum_ops import einsum
 from tftk.ops.linalg_more_ops import _dense_tridiagonal
 from tftk.ops.linalg_ops import cholesky, log_matrix_determinant, matrix_determinant, matrix_inverse, matrix_solve
@@ -122,7 +122,7 @@ class LinearOperator:
         return matrix_diag_part(self.to_dense())
 
     def trace(self, name: str = "trace") -> Tensor:
-        return math_ops.reduce_sum(self.diag_part(), axis=-1)
+        return reduction_ops.reduce_sum(self.diag_part(), axis=-1)
 
     def add_to_tensor(self, x: Any, name: str = "add_to_tensor") -> Tensor:
         return self.to_dense() + convert_to_tensor(x, dtype=self.dtype)
@@ -256,7 +256,7 @@ class LinearOperatorHouseholder(LinearOperator):
         v = self._v
         n = v.shape.as_list()[-1]
         outer = v[..., :, None] * v[..., None, :]
-        return eye(n, dtype=v.dtype) - 2.0 * outer / math_ops.reduce_sum(v * v, axis=-1)[..., None, None]
+        return eye(n, dtype=v.dtype) - 2.0 * outer / reduction_ops.reduce_sum(v * v, axis=-1)[..., None, None]
 
 
 class LinearOperatorToeplitz(LinearOperator):

@@ -212,11 +212,27 @@ def _log_uniform_prob(ids: np.ndarray, range_max: int) -> np.ndarray:
     return np.log1p(1.0 / (ids + 1.0)) / np.log(range_max + 1.0)
 
 
-def _expected_count(p: np.ndarray, num_sampled: int, num_tries: int) -> np.ndarray:
+def expected_count(p: np.ndarray, num_sampled: int, num_tries: int) -> np.ndarray:
     """TF's ExpectedCountHelper: p * num_sampled without rejection, else 1 - (1 - p) ** num_tries."""
     if num_tries == num_sampled:
         return p * num_sampled
     return -np.expm1(num_tries * np.log1p(-p))
+
+
+def draw_candidates(draw: Callable[[int], np.ndarray], n: int, unique: bool) -> tuple[np.ndarray, int]:
+    """`n` candidate ids from `draw(count)` (distinct ones when `unique`, redrawing as TF's samplers
+    do) and how many draws that took (the expected counts depend on it)."""
+    if not unique:
+        return draw(n).astype(np.int64), n
+    picked: dict[int, None] = {}
+    tries = 0
+    while len(picked) < n:
+        for v in draw(2 * (n - len(picked)) + 8).tolist():
+            tries += 1
+            picked.setdefault(v)
+            if len(picked) == n:
+                break
+    return np.fromiter(picked, dtype=np.int64, count=n), tries
 
 
 def _bind_log_uniform(op, ctx):
@@ -229,20 +245,9 @@ def _bind_log_uniform(op, ctx):
         return np.minimum((np.exp(rng.random(count) * log_range)).astype(np.int64) - 1, range_max - 1)
 
     def kernel(true_classes):
-        if unique:
-            picked: dict[int, None] = {}
-            tries = 0
-            while len(picked) < n:
-                for v in draw(2 * (n - len(picked)) + 8).tolist():
-                    tries += 1
-                    picked.setdefault(v)
-                    if len(picked) == n:
-                        break
-            sampled = np.fromiter(picked, dtype=np.int64, count=n)
-        else:
-            sampled, tries = draw(n), n
-        true_count = _expected_count(_log_uniform_prob(true_classes, range_max), n, tries)
-        sampled_count = _expected_count(_log_uniform_prob(sampled, range_max), n, tries)
+        sampled, tries = draw_candidates(draw, n, unique)
+        true_count = expected_count(_log_uniform_prob(true_classes, range_max), n, tries)
+        sampled_count = expected_count(_log_uniform_prob(sampled, range_max), n, tries)
         return sampled, true_count.astype(np.float32), sampled_count.astype(np.float32)
     return kernel
 

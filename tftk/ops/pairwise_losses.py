@@ -6,7 +6,7 @@ from typing import Any
 
 from tftk.framework import dtypes
 from tftk.framework.ops import GraphKeys, Tensor, add_to_collection, name_scope
-from tftk.ops import array_ops, math_ops
+from tftk.ops import array_ops, math_ops, reduction_ops
 from tftk.ops.gather_ops import where
 from tftk.ops.losses import Reduction, compute_weighted_loss
 from tftk.ops.safe_math_ops import divide_no_nan
@@ -30,7 +30,7 @@ def cosine_distance(labels: Any, predictions: Any, axis: int | None = None, weig
         raise ValueError("You must specify 'axis'.")
     with name_scope(scope, "cosine_distance_loss", [predictions, labels, weights]) as scope:
         t, p = _float32_pair(labels, predictions)
-        losses = 1 - math_ops.reduce_sum(p * t, axis=(axis,), keepdims=True)
+        losses = 1 - reduction_ops.reduce_sum(p * t, axis=(axis,), keepdims=True)
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
 
 
@@ -47,13 +47,13 @@ def mean_pairwise_squared_error(labels: Any, predictions: Any, weights: Any = 1.
         axes = list(range(1, diffs.shape.ndims))
         present = where(math_ops.equal(w, 0.0), array_ops.zeros_like(w), array_ops.ones_like(w))
         present = present * array_ops.ones_like(diffs)
-        count = math_ops.reduce_sum(present, axis=axes, keepdims=True)
-        squares = math_ops.reduce_sum(math_ops.square(diffs), axis=axes, keepdims=True)
+        count = reduction_ops.reduce_sum(present, axis=axes, keepdims=True)
+        squares = reduction_ops.reduce_sum(math_ops.square(diffs), axis=axes, keepdims=True)
         term1 = 2.0 * divide_no_nan(squares, count - 1)
-        total = math_ops.reduce_sum(diffs, axis=axes, keepdims=True)
+        total = reduction_ops.reduce_sum(diffs, axis=axes, keepdims=True)
         term2 = 2.0 * divide_no_nan(math_ops.square(total), count * (count - 1))
-        loss = math_ops.reduce_sum((term1 - term2) * w)
-        mean_loss = where(math_ops.greater(math_ops.reduce_sum(count), 0), loss, array_ops.zeros_like(loss))
+        loss = reduction_ops.reduce_sum((term1 - term2) * w)
+        mean_loss = where(math_ops.greater(reduction_ops.reduce_sum(count), 0), loss, array_ops.zeros_like(loss))
         if loss_collection:
             add_to_collection(loss_collection, mean_loss)
         return mean_loss
