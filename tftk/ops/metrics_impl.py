@@ -186,30 +186,38 @@ def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int 
             thresholds = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
             thresholds = [0.0 - kepsilon] + thresholds + [1.0 + kepsilon]
         counts, updates = _confusion_at_thresholds(labels, predictions, thresholds, weights)
-        value = _auc_from_counts(*counts, curve, summation_method, "value")
-        update = _auc_from_counts(*updates, curve, summation_method, "update_op")
+        value = _auc_from_counts(*(counts[k] for k in ("tp", "fn", "tn", "fp")), curve, summation_method,
+                                 "value")
+        update = _auc_from_counts(*(updates[k] for k in ("tp", "fn", "tn", "fp")), curve, summation_method,
+                                  "update_op")
         return _collect(value, update, metrics_collections, updates_collections)
 
 
-def _confusion_at_thresholds(labels: Any, predictions: Any, thresholds: list, weights: Any) -> tuple:
-    """(tp, fn, tn, fp) variables over thresholds, and the ops adding one batch to them."""
+def _confusion_at_thresholds(labels: Any, predictions: Any, thresholds: list, weights: Any,
+                             includes: tuple = ("tp", "fn", "tn", "fp")) -> tuple[dict, dict]:
+    """Confusion counts per threshold (prediction > threshold counts as positive), as TF's
+    _confusion_matrix_at_thresholds: {key: variable value} and {key: op adding one batch}, for the
+    keys of `includes` among tp, fn, tn, fp (float32 local variables named true_positives, ...)."""
     n = len(thresholds)
-    predictions = array_ops.reshape(_float(predictions), [-1, 1])
+    predictions = _float(predictions)
+    w = None if weights is None else array_ops.reshape(_broadcast_weights(weights, predictions), [-1, 1])
+    predictions = array_ops.reshape(predictions, [-1, 1])
     labels = array_ops.reshape(_as_bool(labels), [-1, 1])
     above = math_ops.greater(predictions, array_ops.reshape(
         convert_to_tensor(np.asarray(thresholds, np.float32)), [1, n]))
     below = math_ops.logical_not(above)
     positive, negative = labels, math_ops.logical_not(labels)
-    w = None if weights is None else array_ops.reshape(_float(weights), [-1, 1])
-    values, updates = [], []
-    for name, a, b in (("true_positives", positive, above), ("false_negatives", positive, below),
-                       ("true_negatives", negative, below), ("false_positives", negative, above)):
+    values, updates = {}, {}
+    for key, name, a, b in (("tp", "true_positives", positive, above), ("fn", "false_negatives", positive, below),
+                            ("tn", "true_negatives", negative, below), ("fp", "false_positives", negative, above)):
+        if key not in includes:
+            continue
         var = metric_variable([n], dtypes.float32, name=name)
         hits = _float(math_ops.logical_and(a, b))
         if w is not None:
             hits = math_ops.multiply(hits, w)
-        values.append(var.value())
-        updates.append(state_ops.assign_add(var, reduction_ops.reduce_sum(hits, 0)))
+        values[key] = var.value()
+        updates[key] = state_ops.assign_add(var, reduction_ops.reduce_sum(hits, 0))
     return values, updates
 
 
