@@ -45,6 +45,23 @@ SPLIT_BODY = ("s = tf.constant(inputs['s'])\nsp = {expr}\n"
 
 ROWS = [Row(k, BODY.format(expr=v), {"s": WORDS, "n": NUMBERS}) for k, v in EXPRS.items()] + \
     [Row(k, SPLIT_BODY.format(expr=v), {"s": WORDS}) for k, v in SPLITS.items()] + [
+    Row("segment_join_rows", "fetch = {'y': tf.strings.unsorted_segment_join(tf.constant([['a', 'b'], ['c', 'd'], "
+        "['e', 'f']]), [1, 0, 1], 3, separator=':')}\n"),
+    Row("segment_join_elements", "fetch = {'y': tf.strings.unsorted_segment_join(tf.constant(inputs['s']), "
+        "tf.constant([2, 2, 0, 2]), tf.constant(4))}\n", {"s": WORDS}),
+    Row("segment_join_negative_id", "fetch = {'y': tf.strings.unsorted_segment_join(tf.constant(['a', 'b']), "
+        "[0, -1], 2)}\n"),
+    Row("ngrams_2d", "fetch = {'y': tf.strings.ngrams(tf.constant([['a', 'b', 'c', 'd'], ['e', 'f', 'g', 'h']]), "
+        "2)}\n"),
+    Row("ngrams_widths_padded", "fetch = {'y': tf.strings.ngrams(tf.constant(['a', 'b', 'c']), [1, 3], "
+        "pad_values=('<', '>'), padding_width=1)}\n"),
+    Row("ngrams_default_padding_sep", "fetch = {'y': tf.strings.ngrams(tf.constant([[['a', 'b'], ['c', 'd']]]), "
+        "(2, 3), separator='_', pad_values='#')}\n"),
+    Row("ngrams_short_preserved", "fetch = {'y': tf.strings.ngrams(tf.constant([['a', 'b'], ['c', 'd']]), 3, "
+        "preserve_short_sequences=True)}\n"),
+    Row("ngrams_short_preserved_padded", "fetch = {'y': tf.strings.ngrams(tf.constant(['a']), [3, 4], "
+        "pad_values=('<', '>'), padding_width=1, preserve_short_sequences=True)}\n"),
+    Row("ngrams_too_short", "fetch = {'y': tf.strings.ngrams(tf.constant([['a', 'b']]), 3)}\n"),
     Row("to_number_bad", "fetch = {'y': tf.strings.to_number(tf.constant(['1', 'x']))}\n"),
     Row("format_count_mismatch", "fetch = {'y': tf.strings.format('{} {}', [tf.constant(1)])}\n"),
 ]
