@@ -132,7 +132,7 @@ from tftk.platform import tf_logging as logging  # noqa: E402
 from tftk.api import (contrib, image, initializers, layers, linalg, losses, manip, math,  # noqa: E402
                       nn, random, signal, sparse, spectral, strings)
 from tftk import summary, train  # noqa: E402  (packages that are their own namespaces)
-from tftk.api import quantization, queue  # noqa: E402
+from tftk.api import lookup, quantization, queue  # noqa: E402
 
 # TF 1.x aliases of names above, under the spellings TF also lists.
 from tftk.api.dtypes import QUANTIZED_DTYPES  # noqa: E402

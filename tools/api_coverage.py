@@ -30,15 +30,15 @@ WHY_MISSING = {
     "tf.image": "JPEG/GIF/BMP codecs (data pipelines, Pillow), drawing and TF's random box sampling",
     "tf.io": "protobuf encode/decode, tensor/sparse serialisation and the Pillow decoders of data pipelines",
     "tf.linalg": "the circulant operators (complex FFT products)",
-    "tf.lookup": "lookup tables (with feature columns' vocabularies)",
-    "tf.metrics": "the metrics engineer's area (tf.metrics)",
+    "tf.lookup": "vocabulary tables and text-file initialisers (not started)",
     "tf.nn": "RNN wrappers (rnn engineer), CTC loss and beam search, fractional and quantized pooling, "
              "sparse embedding lookups, learned unigram sampling",
     "tf.profiler": "no profiler",
     "tf.random": "stateless ops and Generator need TF's Philox streams (not started)",
     "tf.ragged": "no RaggedTensor",
     "tf.saved_model": "the formats engineer's area",
-    "tf.strings": "unicode ops (they return ragged tensors) and n-grams",
+    "tf.strings": ("unicode_decode/split and bytes_split return ragged tensors, which tftk does not have; "
+                   "unicode_script needs ICU's script table"),
     "tf.train": "the estimator/training engineers' areas (hooks, queue runners, SDCA, warm start)",
 }
 

@@ -42,9 +42,39 @@ METRICS = {  # name: the call, with a/b/c/w standing for the fed batches
     "precision_at_3_sets": "tf.metrics.precision_at_k(ls, lg, k=3)",
     "recall_at_1_class": "tf.metrics.recall_at_k(li, lg, k=1, class_id=2)",
     "precision_at_2_class": "tf.metrics.precision_at_k(ls, lg, k=2, class_id=1)",
+    "precision_at_top_k": "tf.metrics.precision_at_top_k(ls, tf.nn.top_k(lg, 3)[1])",
+    "precision_at_top_k_class_w": "tf.metrics.precision_at_top_k(ls, tf.nn.top_k(lg, 2)[1], k=2, class_id=3, "
+                                  "weights=w)",
+    "recall_at_top_k": "tf.metrics.recall_at_top_k(ls, tf.nn.top_k(lg, 2)[1], k=2)",
+    "recall_at_top_k_class": "tf.metrics.recall_at_top_k(li, tf.nn.top_k(lg, 1)[1], class_id=0)",
+    "sparse_precision_at_k": "tf.metrics.sparse_precision_at_k(li, lg, k=2, weights=w)",
+    "average_precision_at_3": "tf.metrics.average_precision_at_k(ls, lg, k=3)",
+    "average_precision_at_2_ids": "tf.metrics.average_precision_at_k(li, lg, k=2, weights=w)",
+    "average_precision_out_of_range": "tf.metrics.average_precision_at_k(ls, lg[:, :4], k=4)",
+    "sparse_average_precision_at_k": "tf.metrics.sparse_average_precision_at_k(ls, lg, k=1)",
     "mean_iou": "tf.metrics.mean_iou(c, pc, num_classes=4)",
     "mean_iou_weighted": "tf.metrics.mean_iou(c, pc, num_classes=5, weights=w)",
     "mean_per_class_accuracy": "tf.metrics.mean_per_class_accuracy(c, pc, num_classes=4)",
+    "tp_at_thresholds": "tf.metrics.true_positives_at_thresholds(b, p, [0.0, 0.3, 0.5, 0.9])",
+    "fp_at_thresholds_weighted": "tf.metrics.false_positives_at_thresholds(b, p, [0.2, 0.5], weights=w)",
+    "tn_at_thresholds": "tf.metrics.true_negatives_at_thresholds(b, p, [0.1, 0.6, 1.0])",
+    "fn_at_thresholds_weighted": "tf.metrics.false_negatives_at_thresholds(b, p, [0.4, 0.7], weights=w)",
+    "precision_at_thresholds": "tf.metrics.precision_at_thresholds(b, p, [0.0, 0.25, 0.5, 0.75, 1.0])",
+    "recall_at_thresholds_weighted": "tf.metrics.recall_at_thresholds(b, p, [0.3, 0.6], weights=w)",
+    "sensitivity_at_specificity": "tf.metrics.sensitivity_at_specificity(b, p, 0.6)",
+    "sensitivity_at_specificity_w": "tf.metrics.sensitivity_at_specificity(b, p, 0.3, w, num_thresholds=20)",
+    "specificity_at_sensitivity": "tf.metrics.specificity_at_sensitivity(b, p, 0.5)",
+    "specificity_at_sensitivity_w": "tf.metrics.specificity_at_sensitivity(b, p, 0.9, w, num_thresholds=7)",
+    "mean_cosine_distance": "tf.metrics.mean_cosine_distance(tf.nn.l2_normalize(lg, 1), "
+                            "tf.nn.l2_normalize(lg * 0.5 + 1.0, 1), dim=1)",
+    "mean_cosine_distance_w": "tf.metrics.mean_cosine_distance(tf.reshape(v, [8, 1]), tf.reshape(p, [8, 1]), "
+                              "dim=1, weights=tf.reshape(w, [8, 1]))",
+    "mean_relative_error": "tf.metrics.mean_relative_error(v, p, normalizer=v * tf.cast(b, tf.float32))",
+    "mean_relative_error_w": "tf.metrics.mean_relative_error(v, p, normalizer=p, weights=w)",
+    "percentage_below": "tf.metrics.percentage_below(v, 0.25)",
+    "percentage_below_w": "tf.metrics.percentage_below(v, -0.5, weights=w)",
+    "mean_tensor": "tf.metrics.mean_tensor(lg)",
+    "mean_tensor_w": "tf.metrics.mean_tensor(lg, weights=tf.reshape(w, [8, 1]))",
 }
 
 TEMPLATE = '''
@@ -83,3 +113,12 @@ def test_metric_matches_tensorflow(oracle, name):
     for key in ("metric_vars", "trainable"):
         assert got.outputs[key] == expected.outputs[key], key
     assert got.outputs["locals"].tolist() == expected.outputs["locals"].tolist()
+
+
+@pytest.mark.parametrize("metric, fraction, word", [
+    ("sensitivity_at_specificity", 1.5, "specificity"), ("specificity_at_sensitivity", -0.1, "sensitivity")])
+def test_fraction_out_of_range_is_refused(metric, fraction, word):
+    import tftk as tf
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=f"`{word}` must be in the range"):
+            getattr(tf.metrics, metric)([1], [0.5], fraction)

@@ -13,18 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import dtypes
 from tftk.framework.ops import GraphKeys, Tensor, add_to_collections, convert_to_tensor
-from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, gather_ops, math_ops, reduction_ops, state_ops
 from tftk.ops.matrix_ops import matrix_diag_part
-from tftk.ops.op_builder import make_op
 from tftk.ops.variable_scope import variable_scope
 from tftk.ops.variables import Variable
 
 __all__ = ["mean", "accuracy", "mean_squared_error", "mean_absolute_error", "root_mean_squared_error",
            "true_positives", "false_positives", "true_negatives", "false_negatives", "precision",
-           "recall", "auc", "precision_at_k", "recall_at_k", "mean_iou", "mean_per_class_accuracy",
+           "recall", "auc", "mean_iou", "mean_per_class_accuracy",
            "metric_variable"]
 
 
@@ -186,30 +184,38 @@ def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int 
             thresholds = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
             thresholds = [0.0 - kepsilon] + thresholds + [1.0 + kepsilon]
         counts, updates = _confusion_at_thresholds(labels, predictions, thresholds, weights)
-        value = _auc_from_counts(*counts, curve, summation_method, "value")
-        update = _auc_from_counts(*updates, curve, summation_method, "update_op")
+        value = _auc_from_counts(*(counts[k] for k in ("tp", "fn", "tn", "fp")), curve, summation_method,
+                                 "value")
+        update = _auc_from_counts(*(updates[k] for k in ("tp", "fn", "tn", "fp")), curve, summation_method,
+                                  "update_op")
         return _collect(value, update, metrics_collections, updates_collections)
 
 
-def _confusion_at_thresholds(labels: Any, predictions: Any, thresholds: list, weights: Any) -> tuple:
-    """(tp, fn, tn, fp) variables over thresholds, and the ops adding one batch to them."""
+def _confusion_at_thresholds(labels: Any, predictions: Any, thresholds: list, weights: Any,
+                             includes: tuple = ("tp", "fn", "tn", "fp")) -> tuple[dict, dict]:
+    """Confusion counts per threshold (prediction > threshold counts as positive), as TF's
+    _confusion_matrix_at_thresholds: {key: variable value} and {key: op adding one batch}, for the
+    keys of `includes` among tp, fn, tn, fp (float32 local variables named true_positives, ...)."""
     n = len(thresholds)
-    predictions = array_ops.reshape(_float(predictions), [-1, 1])
+    predictions = _float(predictions)
+    w = None if weights is None else array_ops.reshape(_broadcast_weights(weights, predictions), [-1, 1])
+    predictions = array_ops.reshape(predictions, [-1, 1])
     labels = array_ops.reshape(_as_bool(labels), [-1, 1])
     above = math_ops.greater(predictions, array_ops.reshape(
         convert_to_tensor(np.asarray(thresholds, np.float32)), [1, n]))
     below = math_ops.logical_not(above)
     positive, negative = labels, math_ops.logical_not(labels)
-    w = None if weights is None else array_ops.reshape(_float(weights), [-1, 1])
-    values, updates = [], []
-    for name, a, b in (("true_positives", positive, above), ("false_negatives", positive, below),
-                       ("true_negatives", negative, below), ("false_positives", negative, above)):
+    values, updates = {}, {}
+    for key, name, a, b in (("tp", "true_positives", positive, above), ("fn", "false_negatives", positive, below),
+                            ("tn", "true_negatives", negative, below), ("fp", "false_positives", negative, above)):
+        if key not in includes:
+            continue
         var = metric_variable([n], dtypes.float32, name=name)
         hits = _float(math_ops.logical_and(a, b))
         if w is not None:
             hits = math_ops.multiply(hits, w)
-        values.append(var.value())
-        updates.append(state_ops.assign_add(var, reduction_ops.reduce_sum(hits, 0)))
+        values[key] = var.value()
+        updates[key] = state_ops.assign_add(var, reduction_ops.reduce_sum(hits, 0))
     return values, updates
 
 
@@ -231,63 +237,6 @@ def _auc_from_counts(tp: Tensor, fn: Tensor, tn: Tensor, fp: Tensor, curve: str,
     else:
         heights = math_ops.maximum(y[:-1], y[1:])
     return reduction_ops.reduce_sum(math_ops.multiply(dx, heights), name=name)
-
-
-# ---- top-k metrics ----------------------------------------------------------------------------
-
-def _bind_top_k_counts(op: Any, ctx: Any):
-    k, class_id = op.get_attr("k"), op.get_attr("class_id")
-
-    def kernel(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        labels = labels.reshape(len(labels), -1)
-        top = np.argsort(-predictions, axis=-1, kind="stable")[:, :k]
-        counts = np.zeros((len(labels), 3), np.float64)  # true pos, false pos, false neg per row
-        for i, (row_top, row_labels) in enumerate(zip(top, labels)):
-            wanted, got = set(row_labels.tolist()), set(row_top.tolist())
-            if class_id is not None:
-                wanted, got = wanted & {class_id}, got & {class_id}
-            counts[i] = (len(wanted & got), len(got - wanted), len(wanted - got))
-        return counts
-
-    return kernel
-
-
-registry.register_op("TopKLabelCounts", _bind_top_k_counts, fresh=True)
-registry.not_differentiable("TopKLabelCounts")
-
-
-def _top_k_metric(kind: str, miss_column: int):
-    miss_name = "false_positive" if miss_column == 1 else "false_negative"
-
-    def metric(labels: Any, predictions: Any, k: int, class_id: int | None = None, weights: Any = None,
-               metrics_collections: Any = None, updates_collections: Any = None,
-               name: str | None = None) -> tuple[Tensor, Tensor]:
-        at_k = f"_at_{k}" + ("" if class_id is None else f"_class{class_id}")
-        with variable_scope(name, kind + at_k, [predictions, labels, weights]):
-            predictions, labels = convert_to_tensor(predictions), convert_to_tensor(labels)
-            counts = make_op("TopKLabelCounts", [predictions, labels], dtypes.float64,
-                             TensorShape([predictions.shape[0] if predictions.shape.ndims else None, 3]),
-                             "top_k_counts", {"k": int(k), "class_id": class_id})
-            if weights is not None:
-                weights = math_ops.cast(convert_to_tensor(weights), dtypes.float64)
-                counts = math_ops.multiply(counts, array_ops.reshape(weights, [-1, 1]))
-            totals = reduction_ops.reduce_sum(counts, 0)
-            tp_var = metric_variable([], dtypes.float64, name="true_positive" + at_k)
-            miss_var = metric_variable([], dtypes.float64, name=miss_name + at_k)
-            tp_update = state_ops.assign_add(tp_var, totals[0])
-            miss_update = state_ops.assign_add(miss_var, totals[miss_column])
-            # a plain division as TF's: NaN before any label or prediction was counted
-            value = math_ops.truediv(tp_var.value(), math_ops.add(tp_var.value(), miss_var.value()), name="value")
-            update = math_ops.truediv(tp_update, math_ops.add(tp_update, miss_update), name="update")
-            return _collect(value, update, metrics_collections, updates_collections)
-    metric.__name__ = f"{kind}_at_k"
-    metric.__doc__ = (f"{kind} of the top-k predicted classes against the label ids (labels [batch] or "
-                      "[batch, n]); with class_id, of that class only. float64, as TF's.")
-    return metric
-
-
-precision_at_k = _top_k_metric("precision", 1)
-recall_at_k = _top_k_metric("recall", 2)
 
 
 # ---- per-class metrics ------------------------------------------------------------------------
