@@ -37,7 +37,6 @@ WHY_MISSING = {
     "tf.profiler": "no profiler",
     "tf.random": "stateless ops and Generator need TF's Philox streams (not started)",
     "tf.ragged": "no RaggedTensor",
-    "tf.saved_model": "the formats engineer's area",
     "tf.strings": "unicode ops (they return ragged tensors) and n-grams",
     "tf.train": "the estimator/training engineers' areas (hooks, queue runners, SDCA, warm start)",
 }

@@ -16,10 +16,12 @@ __all__ = ["load", "maybe_saved_model_directory", "read_saved_model"]
 
 
 def maybe_saved_model_directory(export_dir: str | os.PathLike) -> bool:
-    """True when `export_dir` holds saved_model.pb or saved_model.pbtxt."""
+    """True when `export_dir` holds saved_model.pb, .pbtxt or .cpb (TF's test: it may hold a SavedModel;
+    nothing is read). Also `tf.saved_model.contains_saved_model`."""
     folder = os.fspath(export_dir)
-    return any(os.path.isfile(os.path.join(folder, n))
-               for n in (constants.SAVED_MODEL_FILENAME_PB, constants.SAVED_MODEL_FILENAME_PBTXT))
+    return any(os.path.exists(os.path.join(folder, n))
+               for n in (constants.SAVED_MODEL_FILENAME_PB, constants.SAVED_MODEL_FILENAME_PBTXT,
+                         constants.SAVED_MODEL_FILENAME_CPB))
 
 
 def read_saved_model(export_dir: str | os.PathLike) -> SavedModel:
