@@ -141,7 +141,8 @@ def test_saved_model_with_main_op_loads_alike(tmp_path, as_text):
     cases = {"load": (LOAD_SNIPPET, inputs)}
     expected, got = both_succeeded(run_in_tf(cases), cases, "load")
     # TF's loader restores v = 7.0, then the main op re-initialises it to 3.0 and sets loc = 5.0
-    assert (float(expected.outputs["v"]), float(expected.outputs["loc"]), int(expected.outputs["main_ops"])) == (3.0, 5.0, 1)
+    found = (float(expected.outputs["v"]), float(expected.outputs["loc"]), int(expected.outputs["main_ops"]))
+    assert found == (3.0, 5.0, 1)
     for key, value in expected.outputs.items():
         np.testing.assert_array_equal(got.outputs[key], value)
 
