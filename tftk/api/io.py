@@ -10,13 +10,15 @@ from tftk.ops.io_ops import decode_csv, decode_raw
 from tftk.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                   parse_example, parse_single_example, parse_single_sequence_example)
 from tftk.ops.string_ops import decode_base64, encode_base64
-from tftk.ops.tensor_serialization_ops import parse_tensor, serialize_tensor
+from tftk.ops.tensor_serialization_ops import (deserialize_many_sparse, parse_tensor, serialize_many_sparse,
+                                               serialize_sparse, serialize_tensor)
 from tftk.platform import io_gfile as gfile
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
            "parse_single_example", "parse_single_sequence_example", "decode_csv", "decode_raw",
            "QueueBase", "RandomShuffleQueue", "decode_base64", "decode_compressed", "decode_png", "encode_base64",
-           "encode_png", "gfile", "matching_files", "parse_tensor", "read_file", "serialize_tensor", "write_file"]
+           "encode_png", "gfile", "matching_files", "parse_tensor", "read_file", "serialize_tensor", "write_file",
+           "serialize_sparse", "serialize_many_sparse", "deserialize_many_sparse"]
 
 _FROM_PYTHON_IO = ("TFRecordWriter", "TFRecordOptions", "TFRecordCompressionType", "tf_record_iterator")
 
