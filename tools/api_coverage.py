@@ -28,7 +28,8 @@ WHY_MISSING = {
     "tf.data": "the tf.data engineer's area",
     "tf.debugging": "TF 2's check-numerics instrumentation, traceback filtering and device-placement logging",
     "tf.image": "JPEG/GIF/BMP codecs (data pipelines, Pillow), drawing and TF's random box sampling",
-    "tf.io": "protobuf encode/decode, tensor/sparse serialisation and the Pillow decoders of data pipelines",
+    "tf.io": "protobuf encode/decode (decode_proto, encode_proto, decode_json_example), the JPEG/GIF/BMP "
+             "codecs of data pipelines, padding/priority queues, SparseFeature and batched sequence-example parsing",
     "tf.linalg": "the circulant operators (complex FFT products)",
     "tf.lookup": "lookup tables (with feature columns' vocabularies)",
     "tf.metrics": "the metrics engineer's area (tf.metrics)",
