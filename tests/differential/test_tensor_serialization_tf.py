@@ -53,17 +53,6 @@ def test_serialize_and_parse_match_tensorflow():
         assert int(got.outputs["static_rank"]) == int(expected.outputs["static_rank"]) == -1, name
 
 
-@pytest.mark.slow  # real TensorFlow in a subprocess
-def test_parse_errors_match_tensorflow():
-    cases = {name: (ERROR_SNIPPET.format(expression=expression), {}) for name, expression in ERRORS.items()}
-    oracle = run_in_tf(cases)
-    for name in ERRORS:
-        got = run_in_tftk(*cases[name])
-        assert oracle[name].error == got.error == "InvalidArgumentError", (name, oracle[name], got.message)
-    assert "Type mismatch between parsed tensor" in run_in_tftk(*cases["type_mismatch"]).message
-    assert "Could not parse `serialized` as TensorProto" in run_in_tftk(*cases["not_a_proto"]).message
-
-
 # (a SparseTensor, another of the same rank and dtype to deserialize beside it)
 SPARSE = {
     "float_matrix": ("tf.SparseTensor([[0, 0], [0, 2], [2, 1]], [1.0, 2.0, 3.0], [3, 4])",
@@ -112,12 +101,15 @@ def test_sparse_serialization_matches_tensorflow():
 
 
 @pytest.mark.slow  # real TensorFlow in a subprocess
-def test_sparse_serialization_errors_match_tensorflow():
-    cases = {name: (ERROR_SNIPPET.format(expression=expression), {}) for name, expression in SPARSE_ERRORS.items()}
+def test_errors_match_tensorflow():
+    errors = {**ERRORS, **SPARSE_ERRORS}
+    cases = {name: (ERROR_SNIPPET.format(expression=expression), {}) for name, expression in errors.items()}
     oracle = run_in_tf(cases)
-    for name in SPARSE_ERRORS:
+    for name in errors:
         got = run_in_tftk(*cases[name])
         assert oracle[name].error == got.error == "InvalidArgumentError", (name, oracle[name].message, got.message)
+    assert "Type mismatch between parsed tensor" in run_in_tftk(*cases["type_mismatch"]).message
+    assert "Could not parse `serialized` as TensorProto" in run_in_tftk(*cases["not_a_proto"]).message
 
 
 @pytest.mark.parametrize("shape", [[2], [1, 2], [None, 4]])
