@@ -166,3 +166,11 @@ def test_contains_saved_model_matches_tensorflow(tmp_path):
         answers[name] = bool(got.outputs["contains"])
     assert answers == {"tf_written": True, "tftk_pb": True, "tftk_pbtxt": True, "variables_only": False,
                        "empty": False, "missing": False, "chunked": True}
+
+
+def test_loading_a_chunked_saved_model_says_tftk_cannot_read_it(tmp_path):
+    (tmp_path / "saved_model.cpb").write_bytes(b"")
+    assert tf.saved_model.contains_saved_model(str(tmp_path))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        with pytest.raises(ValueError, match="saved_model.cpb, a chunked SavedModel .* tftk cannot read"):
+            tf.saved_model.loader.load(sess, ["serve"], str(tmp_path))

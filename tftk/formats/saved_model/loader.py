@@ -42,6 +42,9 @@ def read_saved_model(export_dir: str | os.PathLike) -> SavedModel:
                 return text_format.Parse(handle.read(), SavedModel())
         except (UnicodeDecodeError, text_format.ParseError) as exc:
             raise ValueError(f"{text} is not a SavedModel text proto: {exc}") from None
+    if os.path.exists(os.path.join(folder, constants.SAVED_MODEL_FILENAME_CPB)):
+        raise ValueError(f"{folder} holds {constants.SAVED_MODEL_FILENAME_CPB}, a chunked SavedModel (TF 2.14+ "
+                         f"writes one above 2 GB) that tftk cannot read; re-export it as saved_model.pb")
     raise OSError(f"SavedModel file does not exist at: {folder}/{{{constants.SAVED_MODEL_FILENAME_PBTXT}|"
                   f"{constants.SAVED_MODEL_FILENAME_PB}}}")
 
