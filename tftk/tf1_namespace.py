@@ -85,6 +85,8 @@ from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce
                                  string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
                                  string_to_hash_bucket_strong, substr)
 from tftk.ops.categorical_ops import tables_initializer
+from tftk.ops.tensor_serialization_ops import (deserialize_many_sparse, parse_tensor, serialize_many_sparse,
+                                               serialize_sparse, serialize_tensor)
 from tftk.ops.text_ops import regex_replace, string_split, string_to_number
 from tftk.ops.text_ops import strip as string_strip
 from tftk.ops.state_ops import (assign, assign_add, assign_sub, batch_scatter_update, count_up_to,

@@ -28,15 +28,15 @@ WHY_MISSING = {
     "tf.data": "the tf.data engineer's area",
     "tf.debugging": "TF 2's check-numerics instrumentation, traceback filtering and device-placement logging",
     "tf.image": "JPEG/GIF/BMP codecs (data pipelines, Pillow), drawing and TF's random box sampling",
-    "tf.io": "protobuf encode/decode, tensor/sparse serialisation and the Pillow decoders of data pipelines",
+    "tf.io": "protobuf encode/decode (decode_proto, encode_proto, decode_json_example), the JPEG/GIF/BMP "
+             "codecs of data pipelines, padding/priority queues, SparseFeature and batched sequence-example parsing",
     "tf.linalg": "the circulant operators (complex FFT products)",
     "tf.lookup": "vocabulary tables and text-file initialisers (not started)",
     "tf.nn": "RNN wrappers (rnn engineer), CTC loss and beam search, fractional and quantized pooling, "
              "sparse embedding lookups, learned unigram sampling",
     "tf.profiler": "no profiler",
-    "tf.random": "stateless ops and Generator need TF's Philox streams (not started)",
+    "tf.random": "Generator and the stateless multinomial/gamma/poisson/binomial draws (not started)",
     "tf.ragged": "no RaggedTensor",
-    "tf.saved_model": "the formats engineer's area",
     "tf.strings": ("unicode_decode/split and bytes_split return ragged tensors, which tftk does not have; "
                    "unicode_script needs ICU's script table"),
     "tf.train": "the estimator/training engineers' areas (hooks, queue runners, SDCA, warm start)",

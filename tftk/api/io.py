@@ -1,5 +1,6 @@
 """The `tf.io` namespace (TF 1.13+): Example parsing, TFRecord files, raw/CSV decoding, and the file,
-queue, base64, compression and image ops under their tf.io path."""
+queue, base64, compression, tensor serialization and image ops under their tf.io path, and the
+tf.io.gfile file API."""
 
 from tftk.ops.compression_ops import decode_compressed
 from tftk.ops.data_flow_ops import QueueBase, RandomShuffleQueue
@@ -9,11 +10,15 @@ from tftk.ops.io_ops import decode_csv, decode_raw
 from tftk.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                   parse_example, parse_single_example, parse_single_sequence_example)
 from tftk.ops.string_ops import decode_base64, encode_base64
+from tftk.ops.tensor_serialization_ops import (deserialize_many_sparse, parse_tensor, serialize_many_sparse,
+                                               serialize_sparse, serialize_tensor)
+from tftk.platform import io_gfile as gfile
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
            "parse_single_example", "parse_single_sequence_example", "decode_csv", "decode_raw",
            "QueueBase", "RandomShuffleQueue", "decode_base64", "decode_compressed", "decode_png", "encode_base64",
-           "encode_png", "matching_files", "read_file", "write_file"]
+           "encode_png", "gfile", "matching_files", "parse_tensor", "read_file", "serialize_tensor", "write_file",
+           "serialize_sparse", "serialize_many_sparse", "deserialize_many_sparse"]
 
 _FROM_PYTHON_IO = ("TFRecordWriter", "TFRecordOptions", "TFRecordCompressionType", "tf_record_iterator")
 

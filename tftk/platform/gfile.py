@@ -47,7 +47,9 @@ def MakeDirs(dirname: str) -> None:
 
 
 def MkDir(dirname: str) -> None:
-    """Create one directory; AlreadyExistsError if it exists."""
+    """Create one directory (its parent must exist); an existing directory is left as is, as in TF."""
+    if os.path.isdir(dirname):
+        return
     with _as_tf_errors(dirname):
         os.mkdir(dirname)
 

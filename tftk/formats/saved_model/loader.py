@@ -16,10 +16,12 @@ __all__ = ["load", "maybe_saved_model_directory", "read_saved_model"]
 
 
 def maybe_saved_model_directory(export_dir: str | os.PathLike) -> bool:
-    """True when `export_dir` holds saved_model.pb or saved_model.pbtxt."""
+    """True when `export_dir` holds saved_model.pb, .pbtxt or .cpb (TF's test: it may hold a SavedModel;
+    nothing is read). Also `tf.saved_model.contains_saved_model`."""
     folder = os.fspath(export_dir)
-    return any(os.path.isfile(os.path.join(folder, n))
-               for n in (constants.SAVED_MODEL_FILENAME_PB, constants.SAVED_MODEL_FILENAME_PBTXT))
+    return any(os.path.exists(os.path.join(folder, n))
+               for n in (constants.SAVED_MODEL_FILENAME_PB, constants.SAVED_MODEL_FILENAME_PBTXT,
+                         constants.SAVED_MODEL_FILENAME_CPB))
 
 
 def read_saved_model(export_dir: str | os.PathLike) -> SavedModel:
@@ -40,6 +42,9 @@ def read_saved_model(export_dir: str | os.PathLike) -> SavedModel:
                 return text_format.Parse(handle.read(), SavedModel())
         except (UnicodeDecodeError, text_format.ParseError) as exc:
             raise ValueError(f"{text} is not a SavedModel text proto: {exc}") from None
+    if os.path.exists(os.path.join(folder, constants.SAVED_MODEL_FILENAME_CPB)):
+        raise ValueError(f"{folder} holds {constants.SAVED_MODEL_FILENAME_CPB}, a chunked SavedModel (TF 2.14+ "
+                         f"writes one above 2 GB) that tftk cannot read; re-export it as saved_model.pb")
     raise OSError(f"SavedModel file does not exist at: {folder}/{{{constants.SAVED_MODEL_FILENAME_PBTXT}|"
                   f"{constants.SAVED_MODEL_FILENAME_PB}}}")
 
