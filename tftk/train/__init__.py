@@ -7,6 +7,8 @@ This package is the `tf.train` namespace itself: importing any submodule binds t
 from tftk.framework.ops import GraphKeys  # noqa: F401 - tf.train code often spells tf.GraphKeys this way
 from tftk.train.learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay,  # noqa: F401
                                             natural_exp_decay, piecewise_constant, polynomial_decay)
+from tftk.train.cosine_schedules import (cosine_decay_restarts, linear_cosine_decay,  # noqa: F401
+                                         noisy_linear_cosine_decay)
 from tftk.train.moving_averages import ExponentialMovingAverage  # noqa: F401
 from tftk.train.optimizer import Optimizer  # noqa: F401
 from tftk.train.optimizers import (AdadeltaOptimizer, AdagradOptimizer, AdamOptimizer,  # noqa: F401
