@@ -25,6 +25,8 @@ from tftk.train.basic_session_run_hooks import (CheckpointSaverHook, CheckpointS
 from tftk.train.checkpoint_utils import (NewCheckpointReader, checkpoint_exists,  # noqa: F401,E402
                                          init_from_checkpoint, list_variables, load_checkpoint,
                                          load_variable)
+from tftk.train.checkpoint_management import (checkpoints_iterator, generate_checkpoint_state_proto,  # noqa: F401,E402
+                                              get_checkpoint_mtimes, remove_checkpoint)
 from tftk.train.checkpoint_state import (get_checkpoint_state, latest_checkpoint,  # noqa: F401,E402
                                          update_checkpoint_state)
 from tftk.train.coordinator import Coordinator, LooperThread  # noqa: F401,E402
