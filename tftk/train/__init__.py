@@ -9,6 +9,7 @@ from tftk.train.learning_rate_decay import (cosine_decay, exponential_decay, inv
                                             natural_exp_decay, piecewise_constant, polynomial_decay)
 from tftk.train.cosine_schedules import (cosine_decay_restarts, linear_cosine_decay,  # noqa: F401
                                          noisy_linear_cosine_decay)
+from tftk.train.feed_wait_final_hooks import FeedFnHook, FinalOpsHook, GlobalStepWaiterHook  # noqa: F401
 from tftk.train.moving_averages import ExponentialMovingAverage  # noqa: F401
 from tftk.train.optimizer import Optimizer  # noqa: F401
 from tftk.train.optimizers import (AdadeltaOptimizer, AdagradOptimizer, AdamOptimizer,  # noqa: F401
@@ -31,7 +32,8 @@ from tftk.train.checkpoint_state import (get_checkpoint_state, latest_checkpoint
                                          update_checkpoint_state)
 from tftk.train.coordinator import Coordinator, LooperThread  # noqa: F401,E402
 from tftk.train.monitored_session import (ChiefSessionCreator, MonitoredSession,  # noqa: F401,E402
-                                          MonitoredTrainingSession, Scaffold, SingularMonitoredSession,
+                                          MonitoredTrainingSession, Scaffold, SessionCreator,
+                                          SingularMonitoredSession,
                                           WorkerSessionCreator)
 from tftk.train.saver import Saver  # noqa: F401,E402
 from tftk.train.session_manager import SessionManager  # noqa: F401,E402
