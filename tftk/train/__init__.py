@@ -14,7 +14,7 @@ from tftk.train.moving_averages import ExponentialMovingAverage  # noqa: F401
 from tftk.train.optimizer import Optimizer  # noqa: F401
 from tftk.train.optimizers import (AdadeltaOptimizer, AdagradOptimizer, AdamOptimizer,  # noqa: F401
                                    FtrlOptimizer, GradientDescentOptimizer, MomentumOptimizer,
-                                   RMSPropOptimizer)
+                                   ProximalAdagradOptimizer, ProximalGradientDescentOptimizer, RMSPropOptimizer)
 from tftk.train.training_util import (assert_global_step, create_global_step, get_global_step,  # noqa: F401
                                       get_or_create_global_step, global_step)
 
