@@ -42,8 +42,10 @@ from tftk.train.session_run_hook import (SessionRunArgs, SessionRunContext, Sess
 from tftk.train.supervisor import Supervisor  # noqa: F401,E402
 from tftk.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401,E402
 from tftk.train import queue_runner  # noqa: F401,E402  (tf.train.queue_runner.QueueRunner, TF1's spelling)
-from tftk.train.input import (batch, input_producer, limit_epochs, range_input_producer,  # noqa: F401,E402
-                              shuffle_batch, slice_input_producer, string_input_producer)
+from tftk.train.input import (batch, batch_join, input_producer, limit_epochs, maybe_batch,  # noqa: F401,E402
+                              maybe_batch_join, maybe_shuffle_batch, maybe_shuffle_batch_join,
+                              range_input_producer, shuffle_batch, shuffle_batch_join, slice_input_producer,
+                              string_input_producer)
 from tftk.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401,E402
 from tftk.ops.file_ops import match_filenames_once  # noqa: F401,E402
 
