@@ -39,7 +39,7 @@ from tftk.train.saver import Saver  # noqa: F401,E402
 from tftk.train.session_manager import SessionManager  # noqa: F401,E402
 from tftk.train.session_run_hook import (SessionRunArgs, SessionRunContext, SessionRunHook,  # noqa: F401,E402
                                          SessionRunValues)
-from tftk.train.supervisor import Supervisor  # noqa: F401,E402
+from tftk.train.supervisor import Supervisor, basic_train_loop  # noqa: F401,E402
 from tftk.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401,E402
 from tftk.train import queue_runner  # noqa: F401,E402  (tf.train.queue_runner.QueueRunner, TF1's spelling)
 from tftk.train.input import (batch, batch_join, input_producer, limit_epochs, maybe_batch,  # noqa: F401,E402
