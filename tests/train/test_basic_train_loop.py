@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.tf_oracle import both_succeeded, run_in_tf
+from tests.tf_oracle import assert_same_outputs, both_succeeded, run_in_tf
 
 SNIPPET = ("import tempfile\n"
            "total = tf.Variable(0, name='total')\n"
@@ -28,6 +28,4 @@ def oracle():
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_tensorflow(oracle, name):
-    expected, got = both_succeeded(oracle, CASES, name)
-    for key, value in expected.outputs.items():
-        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+    assert_same_outputs(*both_succeeded(oracle, CASES, name))

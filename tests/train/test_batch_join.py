@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.tf_oracle import both_succeeded, run_in_tf, run_in_tftk
+from tests.tf_oracle import assert_same_outputs, both_succeeded, run_in_tf, run_in_tftk
 
 # Two sources of rows (each readable once), x in [0, 10) and [100, 106).
 _SOURCES = ("a = tf.train.limit_epochs(tf.constant(inputs['a']), num_epochs=1)\n"
@@ -66,9 +66,7 @@ def oracle():
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_tensorflow(oracle, name):
-    expected, got = both_succeeded(oracle, CASES, name)
-    for key, value in expected.outputs.items():
-        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+    assert_same_outputs(*both_succeeded(oracle, CASES, name))
 
 
 @pytest.mark.parametrize("name", sorted(ERROR_CASES))

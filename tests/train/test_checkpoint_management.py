@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tftk as tf
-from tests.tf_oracle import both_succeeded, run_in_tf
+from tests.tf_oracle import assert_same_outputs, both_succeeded, run_in_tf
 
 STATE_PROTO_ARGS = {
     "relative_dir_appends_newest": "'ck', 'ck/m-3', ['ck/m-1', 'ck/m-2']",
@@ -64,10 +64,7 @@ def oracle():
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - {"timestamps_must_match_paths"}))
 def test_matches_tensorflow(oracle, name):
-    expected, got = both_succeeded(oracle, CASES, name)
-    assert sorted(got.outputs) == sorted(expected.outputs)
-    for key, value in expected.outputs.items():
-        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+    assert_same_outputs(*both_succeeded(oracle, CASES, name))
 
 
 def test_mismatched_timestamps_raise_like_tensorflow(oracle):

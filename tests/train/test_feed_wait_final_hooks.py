@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tftk as tf
-from tests.tf_oracle import both_succeeded, run_in_tf, run_in_tftk
+from tests.tf_oracle import assert_same_outputs, both_succeeded, run_in_tf, run_in_tftk
 
 _COUNTER = ("x = tf.placeholder(tf.float32, [])\n"
             "total = tf.Variable(0.0)\n"
@@ -73,10 +73,7 @@ def oracle():
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - set(ERRORS)))
 def test_matches_tensorflow(oracle, name):
-    expected, got = both_succeeded(oracle, CASES, name)
-    assert sorted(got.outputs) == sorted(expected.outputs)
-    for key, value in expected.outputs.items():
-        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+    assert_same_outputs(*both_succeeded(oracle, CASES, name))
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
