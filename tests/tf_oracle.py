@@ -135,6 +135,14 @@ def both_succeeded(oracle: Mapping[str, OracleResult], cases: Mapping[str, tuple
     return expected, got
 
 
+
+def assert_same_outputs(expected: OracleResult, got: OracleResult) -> None:
+    """Both runs produced the same output names with exactly equal values (dtype included)."""
+    assert sorted(got.outputs) == sorted(expected.outputs)
+    for key, value in expected.outputs.items():
+        assert got.outputs[key].dtype == value.dtype, f"{key}: {got.outputs[key].dtype} != {value.dtype}"
+        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+
 def run_script_in_tf(script: str, *args: str, cwd: str | os.PathLike | None = None) -> str:
     """Run a whole Python script in the TensorFlow venv (fixture generators); return its stdout."""
     python = require_tf()

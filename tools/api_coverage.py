@@ -39,7 +39,9 @@ WHY_MISSING = {
     "tf.ragged": "no RaggedTensor",
     "tf.strings": ("unicode_decode/split and bytes_split return ragged tensors, which tftk does not have; "
                    "unicode_script needs ICU's script table"),
-    "tf.train": "the estimator/training engineers' areas (hooks, queue runners, SDCA, warm start)",
+    "tf.train": ("AdagradDA's dual-averaging update, SDCA and warm start (with VocabInfo) not built yet; "
+                 "ProfilerHook needs a profiler; ClusterDef/JobDef are protobuf messages; the quantize-training "
+                 "GraphDef rewrite is TF's internal tool"),
 }
 
 

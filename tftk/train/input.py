@@ -15,14 +15,18 @@ from tftk.framework.ops import GraphKeys, Tensor, control_dependencies, convert_
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.ops.data_flow_ops import FIFOQueue, QueueBase, RandomShuffleQueue
 from tftk.train.queue_runner import QueueRunner, add_queue_runner
-from tftk.ops.array_ops import identity
+from tftk.ops import math_ops
+from tftk.ops.array_ops import expand_dims, fill, identity
+from tftk.ops.array_ops import shape as shape_op
+from tftk.ops.scatter_ops import dynamic_partition
 from tftk.ops.variables import Variable
 from tftk.ops.random_ops import random_shuffle
 from tftk.ops.sequence_ops import range as range_op
 from tftk.ops.gather_ops import gather
 
 __all__ = ["limit_epochs", "input_producer", "string_input_producer", "range_input_producer",
-           "slice_input_producer", "batch", "shuffle_batch"]
+           "slice_input_producer", "batch", "shuffle_batch", "batch_join", "shuffle_batch_join", "maybe_batch",
+           "maybe_batch_join", "maybe_shuffle_batch", "maybe_shuffle_batch_join"]
 
 
 def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = None) -> Tensor:
@@ -115,25 +119,64 @@ def _shapes(tensors: list[Tensor], shapes: Any, enqueue_many: bool) -> list[Tens
     return result
 
 
-def _batch(queue_class: Any, tensors: Any, batch_size: int, num_threads: int, capacity: int, enqueue_many: bool,
-           shapes: Any, allow_smaller_final_batch: bool, name: str, **queue_args: Any) -> Any:
-    flat, rebuild = _flatten(tensors)
+def _keep(keep_input: Any, enqueue_many: bool) -> Tensor | None:
+    """The maybe_* functions' filter as a bool tensor: a scalar, or one flag per example (enqueue_many)."""
+    if keep_input is None:
+        return None
+    keep = convert_to_tensor(keep_input, dtype=dtypes.bool)
+    if keep.shape.ndims is None:
+        raise ValueError("`keep_input` dimensions must be known at graph construction.")
+    if not enqueue_many and keep.shape.ndims == 1:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    if keep.shape.ndims > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    return keep
+
+
+def _enqueue(queue: QueueBase, flat: list[Tensor], enqueue_many: bool, keep: Tensor | None) -> Any:
+    """The enqueue op of one example (or batch of them), keeping only those `keep` selects."""
+    if keep is None:
+        return queue.enqueue_many(flat) if enqueue_many else queue.enqueue(flat)
+    if not enqueue_many:  # one example, kept or not: enqueue a batch of one or of none
+        flat = [expand_dims(t, 0) for t in flat]
+    selected = []
+    for t in flat:
+        flags = keep if keep.shape.ndims == 1 else fill(shape_op(t)[:1], keep)
+        selected.append(dynamic_partition(t, math_ops.cast(flags, dtypes.int32), num_partitions=2)[1])
+    return queue.enqueue_many(selected)
+
+
+def _batch(queue_class: Any, tensors_list: Sequence[Any], batch_size: int, threads_per_item: int, capacity: int,
+           enqueue_many: bool, shapes: Any, allow_smaller_final_batch: bool, name: str, keep_input: Any = None,
+           **queue_args: Any) -> Any:
+    """One queue filled by `threads_per_item` threads per structure of `tensors_list` (all alike)."""
+    flats = [_flatten(tensors) for tensors in tensors_list]
+    first, rebuild = flats[0]
+    for flat, _ in flats[1:]:
+        if len(flat) != len(first) or any(a.dtype is not b.dtype for a, b in zip(flat, first)):
+            raise ValueError("Expected types to be the same for every element of tensors_list, got "
+                             f"{[t.dtype.name for t in first]} and {[t.dtype.name for t in flat]}")
     with name_scope(None, name):
-        queue = queue_class(capacity=capacity, dtypes=[t.dtype for t in flat],
-                            shapes=_shapes(flat, shapes, enqueue_many), **queue_args)
-        enqueue = queue.enqueue_many(flat) if enqueue_many else queue.enqueue(flat)
-        add_queue_runner(QueueRunner(queue, [enqueue] * num_threads))
+        keep = _keep(keep_input, enqueue_many)
+        queue = queue_class(capacity=capacity, dtypes=[t.dtype for t in first],
+                            shapes=_shapes(first, shapes, enqueue_many), **queue_args)
+        enqueues = [_enqueue(queue, flat, enqueue_many, keep) for flat, _ in flats]
+        add_queue_runner(QueueRunner(queue, [op for op in enqueues for _ in range(threads_per_item)]))
         out = queue.dequeue_up_to(batch_size) if allow_smaller_final_batch else queue.dequeue_many(batch_size)
     return rebuild(out if isinstance(out, list) else [out])
+
+
+def _no_dynamic_pad(dynamic_pad: bool, fn: str) -> None:
+    if dynamic_pad:
+        raise NotImplementedError(f"tf.train.{fn}(dynamic_pad=True) is not supported: pad examples to one shape")
 
 
 def batch(tensors: Any, batch_size: int, num_threads: int = 1, capacity: int = 32, enqueue_many: bool = False,
           shapes: Any = None, dynamic_pad: bool = False, allow_smaller_final_batch: bool = False,
           shared_name: str | None = None, name: str | None = None) -> Any:
     """Batches of `batch_size` examples in arrival order (a FIFOQueue filled by `num_threads` threads)."""
-    if dynamic_pad:
-        raise NotImplementedError("tf.train.batch(dynamic_pad=True) is not supported: pad examples to one shape")
-    return _batch(FIFOQueue, tensors, batch_size, num_threads, capacity, enqueue_many, shapes,
+    _no_dynamic_pad(dynamic_pad, "batch")
+    return _batch(FIFOQueue, [tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
                   allow_smaller_final_batch, name or "batch", shared_name=shared_name)
 
 
@@ -142,6 +185,65 @@ def shuffle_batch(tensors: Any, batch_size: int, capacity: int, min_after_dequeu
                   allow_smaller_final_batch: bool = False, shared_name: str | None = None,
                   name: str | None = None) -> Any:
     """Batches drawn at random from a buffer of at least `min_after_dequeue` examples."""
-    return _batch(RandomShuffleQueue, tensors, batch_size, num_threads, capacity, enqueue_many, shapes,
+    return _batch(RandomShuffleQueue, [tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
                   allow_smaller_final_batch, name or "shuffle_batch", min_after_dequeue=min_after_dequeue,
                   seed=seed, shared_name=shared_name)
+
+
+def batch_join(tensors_list: Sequence[Any], batch_size: int, capacity: int = 32, enqueue_many: bool = False,
+               shapes: Any = None, dynamic_pad: bool = False, allow_smaller_final_batch: bool = False,
+               shared_name: str | None = None, name: str | None = None) -> Any:
+    """Batches mixing several sources: one thread enqueues each structure of `tensors_list`."""
+    _no_dynamic_pad(dynamic_pad, "batch_join")
+    return _batch(FIFOQueue, tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
+                  allow_smaller_final_batch, name or "batch_join", shared_name=shared_name)
+
+
+def shuffle_batch_join(tensors_list: Sequence[Any], batch_size: int, capacity: int, min_after_dequeue: int,
+                       seed: int | None = None, enqueue_many: bool = False, shapes: Any = None,
+                       allow_smaller_final_batch: bool = False, shared_name: str | None = None,
+                       name: str | None = None) -> Any:
+    """shuffle_batch over several sources, one enqueuing thread each."""
+    return _batch(RandomShuffleQueue, tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
+                  allow_smaller_final_batch, name or "shuffle_batch_join", min_after_dequeue=min_after_dequeue,
+                  seed=seed, shared_name=shared_name)
+
+
+def maybe_batch(tensors: Any, keep_input: Any, batch_size: int, num_threads: int = 1, capacity: int = 32,
+                enqueue_many: bool = False, shapes: Any = None, dynamic_pad: bool = False,
+                allow_smaller_final_batch: bool = False, shared_name: str | None = None,
+                name: str | None = None) -> Any:
+    """`batch` of only the examples `keep_input` selects (a scalar bool, or one per example with enqueue_many)."""
+    _no_dynamic_pad(dynamic_pad, "maybe_batch")
+    return _batch(FIFOQueue, [tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
+                  allow_smaller_final_batch, name or "batch", keep_input, shared_name=shared_name)
+
+
+def maybe_batch_join(tensors_list: Sequence[Any], keep_input: Any, batch_size: int, capacity: int = 32,
+                     enqueue_many: bool = False, shapes: Any = None, dynamic_pad: bool = False,
+                     allow_smaller_final_batch: bool = False, shared_name: str | None = None,
+                     name: str | None = None) -> Any:
+    """`batch_join` of only the examples `keep_input` selects."""
+    _no_dynamic_pad(dynamic_pad, "maybe_batch_join")
+    return _batch(FIFOQueue, tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
+                  allow_smaller_final_batch, name or "batch_join", keep_input, shared_name=shared_name)
+
+
+def maybe_shuffle_batch(tensors: Any, batch_size: int, capacity: int, min_after_dequeue: int, keep_input: Any,
+                        num_threads: int = 1, seed: int | None = None, enqueue_many: bool = False,
+                        shapes: Any = None, allow_smaller_final_batch: bool = False,
+                        shared_name: str | None = None, name: str | None = None) -> Any:
+    """`shuffle_batch` of only the examples `keep_input` selects."""
+    return _batch(RandomShuffleQueue, [tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
+                  allow_smaller_final_batch, name or "shuffle_batch", keep_input,
+                  min_after_dequeue=min_after_dequeue, seed=seed, shared_name=shared_name)
+
+
+def maybe_shuffle_batch_join(tensors_list: Sequence[Any], batch_size: int, capacity: int, min_after_dequeue: int,
+                             keep_input: Any, seed: int | None = None, enqueue_many: bool = False,
+                             shapes: Any = None, allow_smaller_final_batch: bool = False,
+                             shared_name: str | None = None, name: str | None = None) -> Any:
+    """`shuffle_batch_join` of only the examples `keep_input` selects."""
+    return _batch(RandomShuffleQueue, tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
+                  allow_smaller_final_batch, name or "shuffle_batch_join", keep_input,
+                  min_after_dequeue=min_after_dequeue, seed=seed, shared_name=shared_name)

@@ -10,6 +10,7 @@ An OutOfRangeError from a run (an input ran out) ends the loop as a normal stop.
 
 from __future__ import annotations
 
+import abc
 import os
 from typing import Any, Callable, Sequence
 
@@ -26,7 +27,7 @@ from tftk.ops.variables import (
     report_uninitialized_variables)
 from tftk.train.saver import Saver
 
-__all__ = ["Scaffold", "ChiefSessionCreator", "WorkerSessionCreator", "MonitoredSession", "SingularMonitoredSession",
+__all__ = ["Scaffold", "SessionCreator", "ChiefSessionCreator", "WorkerSessionCreator", "MonitoredSession", "SingularMonitoredSession",
            "MonitoredTrainingSession"]
 
 USE_DEFAULT = object()
@@ -91,7 +92,15 @@ def _first(graph: Any, key: str) -> Any:
     return items[0] if items else None
 
 
-class ChiefSessionCreator:
+class SessionCreator(abc.ABC):
+    """What MonitoredSession asks for a session: subclasses build one in `create_session()`."""
+
+    @abc.abstractmethod
+    def create_session(self) -> Any:
+        """A new, ready tf.Session."""
+
+
+class ChiefSessionCreator(SessionCreator):
     """Creates sessions that restore from `checkpoint_dir` (or a given file) or initialise."""
 
     def __init__(self, scaffold: Scaffold | None = None, master: str = "", config: Any = None,
@@ -113,7 +122,7 @@ class ChiefSessionCreator:
             checkpoint_filename_with_path=self._checkpoint_filename_with_path)
 
 
-class WorkerSessionCreator:
+class WorkerSessionCreator(SessionCreator):
     """Creates sessions for a non-chief worker: wait until the chief has made the model ready."""
 
     def __init__(self, scaffold: Scaffold | None = None, master: str = "", config: Any = None,
@@ -132,7 +141,7 @@ class WorkerSessionCreator:
 class MonitoredSession:
     """A session wrapper that calls `hooks` around each run; use as a context manager."""
 
-    def __init__(self, session_creator: ChiefSessionCreator | None = None,
+    def __init__(self, session_creator: SessionCreator | None = None,
                  hooks: Sequence[SessionRunHook] | None = None, stop_grace_period_secs: float = 120):
         self._hooks = list(hooks or [])
         for hook in self._hooks:
@@ -166,7 +175,7 @@ class MonitoredSession:
                 if key in feeds:
                     raise RuntimeError(f"Same tensor is fed by a SessionRunHook and user: {key}")
                 feeds[key] = value
-        asking = [i for i, args in enumerate(wanted) if args is not None]
+        asking = [i for i, args in enumerate(wanted) if args is not None and args.fetches is not None]
         combined = {"caller": fetches, "hooks": [wanted[i].fetches for i in asking]}
         outputs = self._sess.run(combined, feed_dict=feeds or None, options=options, run_metadata=run_metadata)
         results = dict(zip(asking, outputs["hooks"]))

@@ -1,4 +1,4 @@
-"""TF1's optimizers: GradientDescent, Momentum, Adagrad, Adadelta, Adam, Ftrl, RMSProp.
+"""TF1's optimizers: GradientDescent, Momentum, Adagrad, Adadelta, Adam, Ftrl, RMSProp and the proximal ones.
 
 Each declares its slots (named as TF1 names them) and hyperparameters and builds one fused
 in-place update op per variable (`tftk.train.training_ops`); dense gradients use `Apply*`,
@@ -18,7 +18,8 @@ from tftk.train.training_ops import apply_update
 from tftk.ops.control_flow_ops import group
 
 __all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer", "AdadeltaOptimizer",
-           "AdamOptimizer", "FtrlOptimizer", "RMSPropOptimizer"]
+           "AdamOptimizer", "FtrlOptimizer", "RMSPropOptimizer",
+           "ProximalGradientDescentOptimizer", "ProximalAdagradOptimizer"]
 
 
 class _FusedOptimizer(Optimizer):
@@ -283,3 +284,54 @@ def _check_sign(label: str, value: Any, allowed: str, sign: int) -> None:
     """FTRL's argument checks (numbers only; tensors are checked by nobody, as in TF1)."""
     if isinstance(value, (int, float)) and value * sign < 0.0:
         raise ValueError(f"{label} {value} needs to be {allowed}")
+
+
+class ProximalGradientDescentOptimizer(_FusedOptimizer):
+    """Gradient descent followed by the L1/L2 proximal map (FOBOS): sparse solutions under l1."""
+
+    _HYPERS = ("learning_rate", "l1", "l2")
+
+    def __init__(self, learning_rate: Any, l1_regularization_strength: Any = 0.0,
+                 l2_regularization_strength: Any = 0.0, use_locking: bool = False,
+                 name: str = "ProximalGradientDescent"):
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+
+    def _prepare(self) -> None:
+        self._set_hyper("learning_rate", self._learning_rate)
+        self._set_hyper("l1", self._l1)
+        self._set_hyper("l2", self._l2)
+
+    def _update_type(self) -> str:
+        return "ApplyProximalGradientDescent"
+
+
+class ProximalAdagradOptimizer(_FusedOptimizer):
+    """Adagrad's per-element step lr / sqrt(accum), followed by the L1/L2 proximal map."""
+
+    _HYPERS = ("learning_rate", "l1", "l2")
+
+    def __init__(self, learning_rate: Any, initial_accumulator_value: float = 0.1,
+                 l1_regularization_strength: Any = 0.0, l2_regularization_strength: Any = 0.0,
+                 use_locking: bool = False, name: str = "ProximalAdagrad"):
+        if initial_accumulator_value <= 0.0:
+            raise ValueError(f"initial_accumulator_value must be positive: {initial_accumulator_value}")
+        super().__init__(use_locking, name)
+        self._learning_rate, self._initial_accumulator_value = learning_rate, initial_accumulator_value
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+
+    def _create_slots(self, var_list: list[Variable]) -> None:
+        for v in var_list:
+            self._filled_slot(v, "accumulator", self._initial_accumulator_value)
+
+    def _prepare(self) -> None:
+        self._set_hyper("learning_rate", self._learning_rate)
+        self._set_hyper("l1", self._l1)
+        self._set_hyper("l2", self._l2)
+
+    def _update_type(self) -> str:
+        return "ApplyProximalAdagrad"
+
+    def _slot_list(self, var: Variable) -> list[Variable]:
+        return [self.get_slot(var, "accumulator")]

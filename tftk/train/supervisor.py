@@ -33,7 +33,7 @@ from tftk.summary.graph_def import graph_to_graph_def
 from tftk.summary.writer import FileWriter, SessionLog
 from tftk.summary.protos import scalar
 
-__all__ = ["Supervisor"]
+__all__ = ["Supervisor", "basic_train_loop"]
 
 
 class Supervisor:
@@ -286,3 +286,11 @@ class _StepCounterThread(LooperThread):
             tag = f"{self._sv.global_step.op.name}/sec"
             self._sv.summary_writer.add_summary(scalar(tag, (step - self._last_step) / elapsed), step)
         self._last_time, self._last_step = now, step
+
+
+def basic_train_loop(supervisor: Supervisor, train_step_fn: Callable[..., Any], args: tuple | None = None,
+                     kwargs: dict | None = None, master: str = "") -> None:
+    """Call `train_step_fn(session, *args, **kwargs)` in a managed session until the supervisor stops."""
+    with supervisor.managed_session(master) as sess:
+        while not supervisor.should_stop():
+            train_step_fn(sess, *(args or ()), **(kwargs or {}))

@@ -34,6 +34,7 @@ class UpdateKind:
     slots: tuple[str, ...]  # keyword names of the slot arrays, in input order after `var`
     hypers: tuple[str, ...]  # keyword names of the scalar hyperparameters, in input order
     static: tuple[str, ...] = ()  # attrs passed to the kernel as keywords (e.g. use_nesterov)
+    module: str = "optim"  # the tftk.kernels module holding the kernels
 
 
 UPDATE_KINDS: dict[str, UpdateKind] = {kind.op_type: kind for kind in (
@@ -48,6 +49,10 @@ UPDATE_KINDS: dict[str, UpdateKind] = {kind.op_type: kind for kind in (
     UpdateKind("ApplyRMSProp", "apply_rms_prop", ("ms", "mom"), ("lr", "decay", "momentum", "epsilon")),
     UpdateKind("ApplyCenteredRMSProp", "apply_rms_prop", ("mg", "ms", "mom"),
                ("lr", "decay", "momentum", "epsilon")),
+    UpdateKind("ApplyProximalGradientDescent", "apply_proximal_gradient_descent", (), ("lr", "l1", "l2"),
+               module="proximal_optim"),
+    UpdateKind("ApplyProximalAdagrad", "apply_proximal_adagrad", ("accum",), ("lr", "l1", "l2"),
+               module="proximal_optim"),
 )}
 
 
@@ -67,8 +72,9 @@ def _bind(kind: UpdateKind, sparse: bool):
     """Kernel factory: bind the boxes and static attributes once; each call is one fused update."""
 
     def factory(op: Operation, ctx: Any):
-        from tftk.kernels import optim  # lazy: Numba is imported only when a plan uses an update
-        update = getattr(optim, ("sparse_" if sparse else "") + kind.kernel)
+        from tftk.kernels import optim, proximal_optim  # lazy: Numba is imported only when a plan uses an update
+        kernels = {"optim": optim, "proximal_optim": proximal_optim}[kind.module]
+        update = getattr(kernels, ("sparse_" if sparse else "") + kind.kernel)
         state_names = ("var",) + kind.slots
         boxes = [ctx.ref_box(op, i) for i in range(len(state_names))]
         arg_names = kind.hypers + (("values", "indices") if sparse else ("grad",))
