@@ -148,7 +148,7 @@ with tf.Session() as session:
 
 @pytest.mark.slow
 def test_tftk_serve_serves_the_exported_estimator(trained, tmp_path):
-    pytest.importorskip("uvicorn", reason="tftk serve needs the serve extra: pip install -e '.[serve]'")
+    pytest.importorskip("httptools", reason="tftk serve needs the serve extra: pip install -e '.[serve]'")
     from tests.serving.conftest import ServerProcess
 
     est, expected = trained
