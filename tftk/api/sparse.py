@@ -37,3 +37,4 @@ from tftk.ops.sparse_elementwise_ops import sparse_mask as mask  # noqa: E402
 from tftk.ops.sparse_elementwise_ops import sparse_maximum as maximum  # noqa: E402
 from tftk.ops.sparse_elementwise_ops import sparse_minimum as minimum  # noqa: E402
 from tftk.ops.sparse_elementwise_ops import sparse_softmax as softmax  # noqa: E402
+from tftk.ops.sparse_merge_ops import sparse_merge as merge  # noqa: E402
