@@ -1,4 +1,7 @@
-"""tf.sparse.merge / tf.sparse_merge against TF 2.21: one and several id tensors, sorted or not."""
+"""tf.sparse.merge and tf.sparse.reduce_max_sparse (and their tf.sparse_* spellings) against TF 2.21.
+
+merge: one and several id tensors, sorted or not; reduce_max_sparse: axes, keepdims, empty groups, zero maxima.
+"""
 
 import numpy as np
 import pytest
@@ -23,6 +26,17 @@ CASES = {
                      + "ids2 = tf.SparseTensor(ids.indices, tf.constant([1, 0, 1, 0, 1, 0], tf.int64), [3, 3])\n"
                      + "m = tf.sparse.merge([ids, ids2], vals, [5, 2])" + _OUT, {}),
 }
+
+_SP = """
+sp = tf.SparseTensor([[0, 0, 1], [0, 2, 0], [2, 1, 1], [2, 1, 0], [3, 0, 0]],
+                     tf.cast(tf.constant([-3.0, 0.0, 5.0, -1.0, -2.0]), tf.{dt}), [4, 3, 2])
+"""
+CASES.update({f"max_{dt}_{tag}": (_SP.format(dt=dt) + f"m = tf.{fn}(sp{args})" + _OUT, {})
+              for dt in ("float32", "int64")
+              for tag, fn, args in [("all", "sparse.reduce_max_sparse", ""),
+                                    ("axis1", "sparse.reduce_max_sparse", ", axis=1"),
+                                    ("axis02_keep", "sparse_reduce_max_sparse", ", axis=[0, 2], keepdims=True"),
+                                    ("axis_neg1", "sparse.reduce_max_sparse", ", axis=-1")]})
 
 
 @pytest.fixture(scope="module")
