@@ -75,7 +75,7 @@ def test_forward_compatible_rejects_a_bad_delta(monkeypatch):
         tftk.compat.forward_compatible(2020, 1, 1)
 
 
-def test_task_level_status_message_logs_at_error_and_flush_flushes():
+def test_task_level_status_message_logs_at_error_and_flush_flushes(monkeypatch):
     flushed, records = [], []
 
     class Recorder(logging.Handler):
@@ -85,14 +85,11 @@ def test_task_level_status_message_logs_at_error_and_flush_flushes():
         def flush(self):
             flushed.append(True)
 
-    handler = Recorder()
-    logger = tftk.logging.get_logger()
-    logger.addHandler(handler)
-    try:
-        tftk.logging.TaskLevelStatusMessage("step 3 of 9")
-        tftk.logging.flush()
-    finally:
-        logger.removeHandler(handler)
+    logger = logging.getLogger("tensorflow")  # only the recorder, restored afterwards
+    monkeypatch.setattr(logger, "handlers", [Recorder()])
+    monkeypatch.setattr(logger, "propagate", False)
+    tftk.logging.TaskLevelStatusMessage("step 3 of 9")
+    tftk.logging.flush()
     assert records == [(logging.ERROR, "step 3 of 9")]
     assert flushed
 
