@@ -179,3 +179,5 @@ from tftk.ops.sparse_elementwise_ops import sparse_mask, sparse_maximum, sparse_
 from tftk.ops.compression_ops import decode_compressed  # noqa: E402
 from tftk.ops.tensor_scatter_extremum_ops import (broadcast_dynamic_shape, sparse_matmul, tensor_scatter_nd_max,  # noqa: E402
                                                   tensor_scatter_nd_min, to_complex64, to_complex128)
+from tftk.ops.sparse_merge_ops import sparse_merge  # noqa: E402
+from tftk.ops.sparse_math_ops import sparse_reduce_max_sparse  # noqa: E402

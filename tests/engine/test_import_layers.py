@@ -19,7 +19,7 @@ LAYERS = [
                    "tftk.summary.tensor_proto", "tftk.summary.events", "tftk.summary.protos",
                    "tftk.summary.run_metadata", "tftk.proto",
                    "tftk.data.tfrecord", "tftk.kernels.crc32c", "tftk.kernels.record_scan", "tftk.user_input",
-                   "tftk.formats.op_export", "tftk.formats.graph_util", "tftk.formats.op_signatures",
+                   "tftk.formats.op_export", "tftk.formats.op_signatures",
                    "tftk.formats.gradient_export"]),
     ("kernels", ["tftk.kernels"]),
     ("ops", ["tftk.ops"]),

@@ -13,6 +13,7 @@ from tftk.ops.sparse_math_ops import sparse_expand_dims as expand_dims
 from tftk.ops.sparse_math_ops import sparse_eye as eye
 from tftk.ops.sparse_math_ops import sparse_fill_empty_rows as fill_empty_rows
 from tftk.ops.sparse_math_ops import sparse_reduce_max as reduce_max
+from tftk.ops.sparse_math_ops import sparse_reduce_max_sparse as reduce_max_sparse
 from tftk.ops.sparse_math_ops import sparse_reduce_sum as reduce_sum
 from tftk.ops.sparse_math_ops import sparse_reduce_sum_sparse as reduce_sum_sparse
 from tftk.ops.sparse_math_ops import sparse_reorder as reorder
@@ -29,7 +30,7 @@ from tftk.ops.sparse_ops import sparse_placeholder as placeholder
 from tftk.ops.sparse_ops import to_dense
 
 __all__ = ["SparseTensor", "SparseTensorValue", "add", "concat", "cross", "cross_hashed", "expand_dims", "eye", "fill_empty_rows",
-           "from_dense", "matmul", "placeholder", "reduce_max", "reduce_sum", "reduce_sum_sparse", "reorder",
+           "from_dense", "matmul", "placeholder", "reduce_max", "reduce_max_sparse", "reduce_sum", "reduce_sum_sparse", "reorder",
            "reset_shape", "reshape", "retain", "segment_mean", "segment_sqrt_n", "segment_sum", "slice",
            "sparse_dense_matmul", "split", "to_dense", "to_indicator", "transpose"]
 
@@ -37,3 +38,4 @@ from tftk.ops.sparse_elementwise_ops import sparse_mask as mask  # noqa: E402
 from tftk.ops.sparse_elementwise_ops import sparse_maximum as maximum  # noqa: E402
 from tftk.ops.sparse_elementwise_ops import sparse_minimum as minimum  # noqa: E402
 from tftk.ops.sparse_elementwise_ops import sparse_softmax as softmax  # noqa: E402
+from tftk.ops.sparse_merge_ops import sparse_merge as merge  # noqa: E402

@@ -21,7 +21,7 @@ import numpy as np
 
 __all__ = ["TestCase", "main", "get_temp_dir", "is_gpu_available", "is_cpu_target_available", "compute_gradient",
            "compute_gradient_error", "Benchmark", "StubOutForTesting", "assert_equal_graph_def", "benchmark_config",
-           "mock", "test_src_dir_path"]
+           "mock", "test_src_dir_path", "create_local_cluster"]
 
 _TEMP_DIR: str | None = None
 
@@ -375,3 +375,29 @@ def assert_equal_graph_def(expected: Any, actual: Any, checkpoint_v2: bool = Fal
     for name, node in want.items():
         if node.SerializeToString(deterministic=True) != got[name].SerializeToString(deterministic=True):
             raise AssertionError(f"node {name!r} differs:\n{node}\nvs\n{got[name]}")
+
+
+def _free_localhost_port() -> int:
+    """A port the OS reports free on localhost right now (as TF's portpicker does; racy by nature)."""
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+def create_local_cluster(num_workers: int, num_ps: int, protocol: str = "grpc", worker_config: Any = None,
+                         ps_config: Any = None) -> tuple[list[Any], list[Any]]:
+    """Start a "worker"/"ps" cluster of in-process `tf.train.Server`s on free localhost ports.
+
+    Returns (worker servers, ps servers); `tf.Session(workers[0].target)` runs graphs whose
+    variables live on "/job:ps/task:i". Stop them with `server.stop()` when done.
+    """
+    from tftk.distributed.server import Server
+    if num_workers < 1 or num_ps < 0:
+        raise ValueError(f"create_local_cluster needs num_workers >= 1 and num_ps >= 0, got {num_workers}, {num_ps}")
+    cluster = {"worker": [f"localhost:{_free_localhost_port()}" for _ in range(num_workers)]}
+    if num_ps:
+        cluster["ps"] = [f"localhost:{_free_localhost_port()}" for _ in range(num_ps)]
+    workers = [Server(cluster, "worker", i, protocol=protocol, config=worker_config) for i in range(num_workers)]
+    ps_servers = [Server(cluster, "ps", i, protocol=protocol, config=ps_config) for i in range(num_ps)]
+    return workers, ps_servers

@@ -6,13 +6,14 @@ Holds TF's `tf.compat` names (`as_bytes`, `as_text`, ..., `v1`: tftk itself, so
 """
 
 from tftk.compat.tensorflow_alias import install_as_tensorflow
+from tftk.compat.forward_compat import forward_compatible
 from tftk.compat.text import (as_bytes, as_str, as_str_any, as_text, bytes_or_text_types,
                               complex_types, integral_types, path_to_str, real_types)
 from tftk.framework.tensor_shape import dimension_at_index, dimension_value
 
 __all__ = ["install_as_tensorflow", "v1", "as_bytes", "as_str", "as_str_any", "as_text",
            "bytes_or_text_types", "complex_types", "integral_types", "path_to_str", "real_types",
-           "dimension_at_index", "dimension_value"]
+           "dimension_at_index", "dimension_value", "forward_compatible"]
 
 
 def __getattr__(name: str):

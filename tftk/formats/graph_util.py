@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from tftk.formats.importer import import_graph_def
+from tftk.framework import dtypes
+from tftk.framework.tensor_shape import TensorShape
 from tftk.proto.tensorflow import AttrValue, GraphDef, NodeDef
 from tftk.summary.tensor_proto import make_tensor_proto
 
-__all__ = ["extract_sub_graph", "convert_variables_to_constants", "remove_training_nodes"]
+__all__ = ["extract_sub_graph", "convert_variables_to_constants", "remove_training_nodes",
+           "import_graph_def", "tensor_shape_from_node_def_name", "must_run_on_cpu"]
+
+# Ops TF1's device functions pin to the CPU when asked to (`pin_variables_on_cpu`).
+_CPU_PINNED_VARIABLE_OPS = frozenset({"Assign", "AssignAdd", "AssignSub", "Queue", "ScatterAdd", "ScatterSub",
+                                      "ScatterUpdate", "TruncatedNormal", "Variable", "VariableV2"})
 
 _VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
 
@@ -104,3 +112,30 @@ def remove_training_nodes(input_graph: GraphDef, protected_nodes: Iterable[str] 
         copy.input.extend(resolve(i) for i in node.input)
         out.node.append(copy)
     return out
+
+
+def tensor_shape_from_node_def_name(graph: Any, input_name: str) -> TensorShape:
+    """The static shape of the tensor `input_name` names in `graph` (`"node"` means output 0)."""
+    canonical = input_name if ":" in input_name else input_name + ":0"
+    return graph.get_tensor_by_name(canonical).get_shape()
+
+
+def must_run_on_cpu(node: Any, pin_variables_on_cpu: bool = False) -> bool:
+    """TF1's rule for nodes with no GPU kernel: int32/string constants, int32 stitches and casts.
+
+    `node` is an Operation or a NodeDef; with `pin_variables_on_cpu`, variable ops count too.
+    """
+    is_op = hasattr(node, "node_def") and not isinstance(node, NodeDef)
+    op = node.type if is_op else node.op
+    if pin_variables_on_cpu and op in _CPU_PINNED_VARIABLE_OPS:
+        return True
+    if op not in ("Const", "DynamicStitch", "ParallelDynamicStitch", "Cast"):
+        return False
+    if is_op:  # the dtype TF reads from an attr is the Cast's input, else the op's output
+        dtype = (node.inputs[0] if op == "Cast" else node.outputs[0]).dtype.as_datatype_enum
+    else:
+        dtype = node.attr["SrcT" if op == "Cast" else "dtype" if op == "Const" else "T"].type
+    cpu_only = {dtypes.int32.as_datatype_enum}
+    if op == "Const":
+        cpu_only.add(dtypes.string.as_datatype_enum)
+    return dtype in cpu_only

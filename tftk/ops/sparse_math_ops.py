@@ -223,6 +223,21 @@ def sparse_reduce_max(sp_input: SparseTensor, axis: Any = None, keepdims: bool |
         return where(math_ops.equal(result, lowest), array_ops.zeros_like(result), result)
 
 
+def sparse_reduce_max_sparse(sp_input: SparseTensor, axis: Any = None, keepdims: bool | None = None,
+                             reduction_axes: Any = None, keep_dims: bool | None = None) -> SparseTensor:
+    """sparse_reduce_max as a SparseTensor with one entry per group that has entries (a max of 0 stays)."""
+    sp = _sparse(sp_input, "sparse_reduce_max_sparse")
+    axis = reduction_axes if axis is None else axis
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    with name_scope(None, "SparseReduceMaxSparse", [sp.values]):
+        maxima = sparse_reduce_max(sp, axis, keep)
+        present = sparse_to_dense(sp.indices, sp.dense_shape, array_ops.ones_like(sp.values, dtype=dtypes.int32),
+                                  default_value=0, validate_indices=False)
+        occupied = math_ops.greater(reduction_ops.reduce_max(present, axis=axis, keepdims=keep), 0)
+        indices = where(occupied)
+        return SparseTensor(indices, gather_nd(maxima, indices), array_ops.shape(maxima, out_type=dtypes.int64))
+
+
 # ---- shape manipulation -------------------------------------------------------------------------------
 
 def sparse_concat(axis: int, sp_inputs: Sequence[SparseTensor], name: str | None = None,

@@ -8,7 +8,7 @@ from typing import Any
 
 __all__ = ["DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL", "set_verbosity", "get_verbosity",
            "debug", "info", "warn", "warning", "error", "fatal", "log", "log_every_n", "log_first_n",
-           "log_if", "vlog", "get_logger"]
+           "log_if", "vlog", "get_logger", "flush", "TaskLevelStatusMessage"]
 
 DEBUG, INFO, WARN, ERROR, FATAL = _logging.DEBUG, _logging.INFO, _logging.WARN, _logging.ERROR, _logging.FATAL
 WARNING = WARN
@@ -90,3 +90,14 @@ def log_first_n(level: int, msg: Any, n: int, *args: Any) -> None:
     count = _counts.get(key, 0)
     _counts[key] = count + 1
     log_if(level, msg, count < n, *args)
+
+
+def flush() -> None:
+    """Flush every handler of the 'tensorflow' logger (TF 2.21's own flush raises NotImplementedError)."""
+    for handler in _logger.handlers:
+        handler.flush()
+
+
+def TaskLevelStatusMessage(msg: Any) -> None:  # noqa: N802  (TF's spelling)
+    """A task's status line: TF1 logs it at ERROR level so it always shows."""
+    error(msg)
