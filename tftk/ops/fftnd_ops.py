@@ -6,7 +6,7 @@ documentation describes: `axes` defaults to every axis, `fft_length` to the inpu
 of `axes` (for irfftnd the last one is 2 * (bins - 1)), a transformed axis is cropped or zero-padded
 to its length, and `norm` ("backward", "forward", "ortho") scales as TF's wrappers do, by the
 product of the lengths. Lengths and axes must be known when the graph is built. TensorFlow defines
-no gradient for these ops, and neither does tftk (tf.gradients raises LookupError).
+no gradient for these ops; tftk declares them not differentiable (tf.gradients gives None).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def _bind(op, ctx):
 
 for _op_type in ("FFTND", "IFFTND", "RFFTND", "IRFFTND"):
     registry.register_op(_op_type, _bind)
+registry.not_differentiable("FFTND", "IFFTND", "RFFTND", "IRFFTND")  # TF registers no gradient for them
 
 
 def _static_ints(value: Any, what: str, op_type: str) -> list[int]:
