@@ -149,7 +149,7 @@ tensor_scatter_nd_add, tensor_scatter_nd_sub = tensor_scatter_add, tensor_scatte
 tensor_scatter_nd_update = tensor_scatter_update
 
 # Sorting, sets, bit operations, index arithmetic, space/depth/batch moves (issue 13's second wave).
-from tftk.api import bitwise, sets  # noqa: E402
+from tftk.api import audio, bitwise, sets  # noqa: E402
 from tftk.ops.index_ops import (batch_gather, bitcast, ensure_shape, parallel_stack, repeat,  # noqa: E402
                                 reverse_sequence, unravel_index, where_v2)
 from tftk.ops.sort_ops import (argsort, confusion_matrix, histogram_fixed_width,  # noqa: E402

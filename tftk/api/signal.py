@@ -10,3 +10,4 @@ __all__ = ["fft", "fft2d", "fft3d", "frame", "hamming_window", "hann_window", "i
 from tftk.ops.signal_more_ops import (dct, fftshift, idct, ifftshift, inverse_mdct, irfft2d, irfft3d,  # noqa: E402
                                       kaiser_bessel_derived_window, kaiser_window, linear_to_mel_weight_matrix,
                                       mdct, mfccs_from_log_mel_spectrograms, rfft2d, rfft3d, vorbis_window)
+from tftk.ops.fftnd_ops import fftnd, ifftnd, irfftnd, rfftnd  # noqa: E402
