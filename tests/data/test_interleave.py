@@ -43,7 +43,7 @@ def test_parallel_reads_keep_tfs_order(parallel, deterministic):
 
 
 def test_nondeterministic_interleave_takes_what_is_ready():
-    ds = tf.data.Dataset.range(1, 5).interleave(_sources(set(), delay=0.02), cycle_length=4, block_length=1,
+    ds = tf.data.Dataset.range(1, 5).interleave(_sources(set(), delay=0.2), cycle_length=4, block_length=1,
                                                 num_parallel_calls=4, deterministic=False)
     got = _drain(ds)
     expected = [x * 100 + i for x in range(1, 5) for i in range(x)]
