@@ -47,7 +47,7 @@ from tftk.ops.control_flow_ops import case, cond, group, no_op, tuple, with_depe
 from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue, QueueBase, RandomShuffleQueue
 from tftk.ops.io_ops import (FixedLengthRecordReader, TextLineReader, TFRecordReader, WholeFileReader,
                              decode_csv, decode_raw)
-from tftk.ops.gradients_impl import AggregationMethod, gradients
+from tftk.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients
 from tftk.ops.file_ops import matching_files, read_file, write_file
 from tftk.ops.init_ops import (constant_initializer, glorot_normal_initializer,
                                glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
@@ -85,6 +85,7 @@ from tftk.ops.string_ops import (as_string, decode_base64, encode_base64, reduce
                                  string_join, string_to_hash_bucket, string_to_hash_bucket_fast,
                                  string_to_hash_bucket_strong, substr)
 from tftk.ops.categorical_ops import tables_initializer
+from tftk.ops.categorical_ops import tables_initializer as initialize_all_tables  # TF1's deprecated name
 from tftk.ops.tensor_serialization_ops import (deserialize_many_sparse, parse_tensor, serialize_many_sparse,
                                                serialize_sparse, serialize_tensor)
 from tftk.ops.text_ops import regex_replace, string_split, string_to_number

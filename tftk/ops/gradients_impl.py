@@ -7,6 +7,8 @@ contributions each tensor receives.
 
 from __future__ import annotations
 
+import enum
+
 from typing import Any, Sequence
 
 from tftk.framework import registry
@@ -15,6 +17,13 @@ from tftk.ops.indexed_slices_ops import densify
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor, guard_scope, name_scope
 
 __all__ = ["gradients", "AggregationMethod"]
+
+
+class UnconnectedGradients(str, enum.Enum):
+    """What `gradients` returns for an x the ys do not depend on: None (TF's default) or zeros."""
+
+    NONE = "none"
+    ZERO = "zero"
 
 
 class AggregationMethod:
@@ -85,8 +94,11 @@ def _leave_branches(grad: Any, from_guard: tuple, to_guard: tuple, like: Tensor)
 
 def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
               colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
-              aggregation_method: Any = None, stop_gradients: Any = None) -> list[Any]:
-    """d(sum of ys)/d(x) for each x in xs; None for an x that ys do not depend on."""
+              aggregation_method: Any = None, stop_gradients: Any = None,
+              unconnected_gradients: Any = UnconnectedGradients.NONE) -> list[Any]:
+    """d(sum of ys)/d(x) for each x in xs; None (or zeros, with UnconnectedGradients.ZERO) for an x
+    that ys do not depend on."""
+    unconnected = UnconnectedGradients(unconnected_gradients)
     ys = [convert_to_tensor(y) for y in (ys if isinstance(ys, (list, tuple)) else [ys])]
     xs = [_as_x(x) for x in (xs if isinstance(xs, (list, tuple)) else [xs])]
     if grad_ys is None:
@@ -121,7 +133,11 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
                 if len(x.op.guard) < len(op.guard):
                     g = _leave_branches(g, op.guard, x.op.guard, x)
                 grads.setdefault(x, []).append(g)
-        return [_aggregate(grads.get(x, [])) for x in xs]
+        results = [_aggregate(grads.get(x, [])) for x in xs]
+        if unconnected is UnconnectedGradients.ZERO:
+            from tftk.ops.array_ops import zeros_like
+            results = [zeros_like(x) if g is None else g for x, g in zip(xs, results)]
+        return results
 
 
 def _call_rule(op: Operation, out_grads: list[Any]) -> Sequence[Any]:
