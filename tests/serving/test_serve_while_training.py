@@ -59,5 +59,7 @@ def test_requests_succeed_and_name_a_rising_version_while_the_run_trains(serve, 
     assert all(status == 200 for status, _ in rest_seen), [s for s in rest_seen if s[0] != 200][:3]
     versions = [int(version) for _, version in rest_seen]
     assert versions == sorted(versions) and grpc_seen == sorted(grpc_seen)  # one client never goes back
-    assert versions[0] == 20 and versions[-1] == 200 and len(set(versions)) >= 3, sorted(set(versions))
+    # the version the run had, then the one it ended with; how many checkpoints in between the server
+    # saw depends on how fast the trainer is against the 0.2 s poll (a fast machine: none)
+    assert versions[0] == 20 and versions[-1] == 200, sorted(set(versions))
     assert server.process.poll() is None
