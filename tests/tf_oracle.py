@@ -143,6 +143,7 @@ def assert_same_outputs(expected: OracleResult, got: OracleResult) -> None:
         assert got.outputs[key].dtype == value.dtype, f"{key}: {got.outputs[key].dtype} != {value.dtype}"
         np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
 
+
 def run_script_in_tf(script: str, *args: str, cwd: str | os.PathLike | None = None) -> str:
     """Run a whole Python script in the TensorFlow venv (fixture generators); return its stdout."""
     python = require_tf()

@@ -2,11 +2,10 @@
 
 import logging
 
-import numpy as np
 import pytest
 
 import tftk
-from tests.tf_oracle import both_succeeded, run_in_tf
+from tests.tf_oracle import assert_same_outputs, both_succeeded, run_in_tf
 
 GRAPH_UTIL_SNIPPET = """
 a = tf.constant([1, 2], name="a")
@@ -55,10 +54,7 @@ def oracle():
 @pytest.mark.slow  # real TensorFlow in a subprocess
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_matches_tensorflow(oracle, case):
-    expected, got = both_succeeded(oracle, CASES, case)
-    assert sorted(got.outputs) == sorted(expected.outputs)
-    for key, value in expected.outputs.items():
-        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+    assert_same_outputs(*both_succeeded(oracle, CASES, case))
 
 
 @pytest.mark.parametrize("date, expected", [((2026, 1, 15), True), ((2026, 1, 16), False),

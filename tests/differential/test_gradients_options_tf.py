@@ -1,9 +1,8 @@
 """tf.gradients' unconnected_gradients option and tf.initialize_all_tables, against real TensorFlow."""
 
-import numpy as np
 import pytest
 
-from tests.tf_oracle import both_succeeded, run_in_tf
+from tests.tf_oracle import assert_same_outputs, both_succeeded, run_in_tf
 
 CASES = {
     "unconnected_zero": (
@@ -30,10 +29,7 @@ def oracle():
 
 @pytest.mark.parametrize("name", [n for n in CASES if n != "unconnected_bad_value"])
 def test_same_values_as_tensorflow(oracle, name):
-    expected, got = both_succeeded(oracle, CASES, name)
-    for key, value in expected.outputs.items():
-        assert got.outputs[key].dtype == value.dtype, key
-        np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+    assert_same_outputs(*both_succeeded(oracle, CASES, name))
 
 
 def test_an_unknown_option_is_a_value_error(oracle):

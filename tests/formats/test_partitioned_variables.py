@@ -11,7 +11,7 @@ import pytest
 import tftk as tf
 from tftk.proto.tensorflow import MetaGraphDef
 
-from tests.tf_oracle import both_succeeded, run_in_tf
+from tests.tf_oracle import assert_same_outputs, both_succeeded, run_in_tf
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "formats" / "partitioned"
 VALUE = np.arange(30 * 4, dtype=np.float32).reshape(30, 4)
@@ -50,10 +50,7 @@ def oracle():
 @pytest.mark.slow  # real TensorFlow in a subprocess
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_partitioner_layout_agrees_with_tensorflow(oracle, name):
-    expected, got = both_succeeded(oracle, CASES, name)
-    assert sorted(got.outputs) == sorted(expected.outputs)
-    for key, value in expected.outputs.items():
-        np.testing.assert_array_equal(got.outputs[key], value)
+    assert_same_outputs(*both_succeeded(oracle, CASES, name))
 
 
 def _rows(shape, dtype=None, partition_info=None):
