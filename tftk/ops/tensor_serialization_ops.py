@@ -15,6 +15,7 @@ import numpy as np
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor
 from tftk.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tftk.kernels.varint import encode_varint
 from tftk.ops.op_builder import make_multi_op, make_op
 
 __all__ = ["serialize_tensor", "parse_tensor", "serialize_sparse", "serialize_many_sparse", "deserialize_many_sparse"]
@@ -33,20 +34,11 @@ def _serialize(array: np.ndarray, dtype: dtypes.DType, strings_as_content: bool 
         if not strings_as_content:
             proto.string_val.extend(items)
         elif items:
-            proto.tensor_content = b"".join(_varint(len(v)) for v in items) + b"".join(items)
+            proto.tensor_content = b"".join(encode_varint(len(v)) for v in items) + b"".join(items)
     elif array.size:
         little_endian = np.dtype(dtype.as_numpy_dtype).newbyteorder("<")
         proto.tensor_content = np.ascontiguousarray(array, dtype=little_endian).tobytes()
     return proto.SerializeToString()
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def _decode_string_content(content: bytes, dims: list | None) -> np.ndarray:

@@ -17,6 +17,7 @@ import struct
 from typing import Iterable
 
 from tftk.kernels.crc32c import extend, mask, unmask
+from tftk.kernels.varint import encode_varint
 
 __all__ = ["TableError", "build_table", "read_table"]
 
@@ -31,15 +32,6 @@ class TableError(ValueError):
     """A `.index` file that is not a well-formed sorted table (truncated, corrupt, bad checksum)."""
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _block(entries: list[tuple[bytes, bytes]], restart_interval: int) -> bytes:
     out = bytearray()
     restarts = []
@@ -52,7 +44,7 @@ def _block(entries: list[tuple[bytes, bytes]], restart_interval: int) -> bytes:
             limit = min(len(previous), len(key))
             while shared < limit and previous[shared] == key[shared]:
                 shared += 1
-        out += _varint(shared) + _varint(len(key) - shared) + _varint(len(value))
+        out += encode_varint(shared) + encode_varint(len(key) - shared) + encode_varint(len(value))
         out += key[shared:] + value
         previous = key
     for offset in restarts or [0]:
@@ -76,7 +68,7 @@ def build_table(items: Iterable[tuple[bytes, bytes]]) -> bytes:
     def flush() -> None:
         nonlocal pending, pending_size
         contents = _block(pending, RESTART_INTERVAL)
-        index.append((pending[-1][0], _varint(len(out)) + _varint(len(contents))))
+        index.append((pending[-1][0], encode_varint(len(out)) + encode_varint(len(contents))))
         out.extend(_with_trailer(contents))
         pending, pending_size = [], 0
 
@@ -90,10 +82,10 @@ def build_table(items: Iterable[tuple[bytes, bytes]]) -> bytes:
             flush()
     if pending:
         flush()
-    meta_handle = _varint(len(out)) + _varint(len(_block([], 1)))
+    meta_handle = encode_varint(len(out)) + encode_varint(len(_block([], 1)))
     out.extend(_with_trailer(_block([], 1)))
     index_contents = _block(index, 1)
-    index_handle = _varint(len(out)) + _varint(len(index_contents))
+    index_handle = encode_varint(len(out)) + encode_varint(len(index_contents))
     out.extend(_with_trailer(index_contents))
     handles = meta_handle + index_handle
     out.extend(handles + b"\x00" * (FOOTER_SIZE - 8 - len(handles)) + struct.pack("<Q", MAGIC))
