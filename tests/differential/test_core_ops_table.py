@@ -132,27 +132,10 @@ SNIPPETS = [
 ]
 
 # Rows whose values agree but whose op names differ from TF's; each is someone's open item.
-NAME_DIFFERENCES = {
-    "div": "tf.div is a name scope 'div' around RealDiv in TF",
-    "clip_by_value": "TF names the result after the scope (Identity-free Maximum named 'clip_by_value')",
-    "clip_by_norm": "TF names the result after the scope",
-    "l2_normalize": "TF names the result after the scope",
-    "ones_like": "TF names the op 'ones_like' (a name scope)",
-    "zeros_like": "TF names the op 'zeros_like' (a name scope)",
-    "reduce_logsumexp_axisall": "TF's result is the scope's last op, named after the scope",
-    "reduce_logsumexp_axis1": "TF's result is the scope's last op, named after the scope",
-    "reduce_logsumexp_axis02": "TF's result is the scope's last op, named after the scope",
-    "tensordot": "TF's tensordot ends in a Reshape named Tensordot",
-}
+NAME_DIFFERENCES: dict[str, str] = {}
 
 # Snippets whose outcome differs from TF's; each is someone's open item.
-DIFFERENCES = {
-    "error_add_dtypes": "engine (issue 12): mixed dtypes raise ValueError from convert_to_tensor, TF raises "
-                        "TypeError naming the op's input",
-}
-for _dtype in ("float32", "float64"):
-    DIFFERENCES[f"gather_nd-0-{_dtype}-dyn"] = "ops: tftk's gather_nd needs the indices' last dimension at build time"
-    DIFFERENCES[f"tensordot-0-{_dtype}-dyn"] = "ops: tftk's tensordot needs fully known static shapes"
+DIFFERENCES: dict[str, str] = {}
 
 
 def _known(names):

@@ -127,10 +127,20 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
     if static is None:
         s = convert_to_tensor(shape, dtype=dtypes.int32)
-        return make_op("ReshapeDynamic", [x, s], x.dtype, TensorShape(None), name)
+        return make_op("ReshapeDynamic", [x, s], x.dtype, _partial_shape(s), name)
     target = [int(d) for d in np.atleast_1d(static).tolist()] if np.ndim(static) else []
     out_shape = _reshaped_static(x.shape, target)
     return make_op("Reshape", [x], x.dtype, out_shape, name, {"shape": tuple(target)})
+
+
+def _partial_shape(shape_tensor: Tensor) -> TensorShape:
+    """What is known at build time of the shape a 1-D shape tensor will hold: a `Shape` op's input's
+    static shape, else as many unknown dimensions as the vector has entries."""
+    if shape_tensor.op.type == "Shape":
+        return shape_tensor.op.inputs[0].shape
+    dims = shape_tensor.shape.as_tuple()
+    return TensorShape([None] * dims[0]) if dims is not None and len(dims) == 1 and dims[0] is not None \
+        else TensorShape(None)
 
 
 def reshape_like(x: Tensor, like: Tensor) -> Tensor:
@@ -433,20 +443,34 @@ registry.not_differentiable("ZerosLike", "OnesLike")
 
 
 def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True) -> Tensor:
-    x = convert_to_tensor(tensor)
-    out = make_op("ZerosLike", [x], x.dtype, x.shape, name)
-    return out if dtype is None or dtypes.as_dtype(dtype) is x.dtype else _cast(out, dtype)
+    """Zeros of `tensor`'s shape, built as TF builds them: with a static shape (and `optimize`) a
+    constant that does not depend on `tensor` (so a placeholder need not be fed), else `ZerosLike`;
+    the result is named after the `zeros_like` scope."""
+    return _filled_like(tensor, dtype, name, optimize, 0)
 
 
 def ones_like(tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True) -> Tensor:
-    x = convert_to_tensor(tensor)
-    out = make_op("OnesLike", [x], x.dtype, x.shape, name)
-    return out if dtype is None or dtypes.as_dtype(dtype) is x.dtype else _cast(out, dtype)
+    """Ones of `tensor`'s shape, built as TF builds them (see `zeros_like`)."""
+    return _filled_like(tensor, dtype, name, optimize, 1)
 
 
-def _cast(x: Tensor, dtype: Any) -> Tensor:
-    from tftk.ops.math_ops import cast
-    return cast(x, dtype)
+def _filled_like(tensor: Any, dtype: Any, name: str | None, optimize: bool, value: int) -> Tensor:
+    from tftk.framework.ops import name_scope
+    default = "ones_like" if value else "zeros_like"
+    with name_scope(name, default, [tensor]) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        out_dtype = x.dtype if dtype is None else dtypes.as_dtype(dtype)
+        if out_dtype is dtypes.string:  # no splat constant: the like-op fills in b""
+            if value:
+                raise TypeError("ones_like: a tensor of strings has no 'one'")
+            return make_op("ZerosLike", [x], x.dtype, x.shape, scope)
+        if optimize and x.shape.is_fully_defined():
+            return _constant_fill(x.shape.as_list(), out_dtype, value, scope)
+        if out_dtype is not x.dtype:
+            out = _constant_fill(shape(x), out_dtype, value, scope)
+            out.set_shape(x.shape)
+            return out
+        return make_op("OnesLike" if value else "ZerosLike", [x], x.dtype, x.shape, scope)
 
 
 # ---- split / unstack -------------------------------------------------------------------------

@@ -25,9 +25,9 @@ def _like(t: Any, values: Tensor) -> Any:
 
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Any:
     """min(max(t, clip_value_min), clip_value_max), element-wise (IndexedSlices: their values)."""
-    with name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]):
+    with name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
         values = _values(t)
-        clipped = math_ops.maximum(math_ops.minimum(values, clip_value_max), clip_value_min)
+        clipped = math_ops.maximum(math_ops.minimum(values, clip_value_max), clip_value_min, name=scope)
         if not clipped.shape.is_compatible_with(values.shape):
             raise ValueError(f"clip_by_value: clip bounds would broadcast {values.shape} to {clipped.shape}")
         return _like(t, clipped)
@@ -35,7 +35,7 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | 
 
 def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Any:
     """t * clip_norm / max(l2norm(t, axes), clip_norm): rescale so the L2 norm is at most clip_norm."""
-    with name_scope(name, "clip_by_norm", [t, clip_norm]):
+    with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
         values = _values(t)
         l2sum = reduction_ops.reduce_sum(math_ops.square(values), axis=axes, keepdims=True)
         positive = math_ops.greater(l2sum, 0)
@@ -44,7 +44,7 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
         clip = math_ops.cast(convert_to_tensor(clip_norm), values.dtype) if isinstance(clip_norm, Tensor) \
             else clip_norm
         clipped = math_ops.realdiv(math_ops.multiply(values, clip), math_ops.maximum(l2norm, clip))
-        return _like(t, array_ops.identity(clipped))
+        return _like(t, array_ops.identity(clipped, name=scope))
 
 
 def clip_by_average_norm(t: Any, clip_norm: Any, name: str | None = None) -> Tensor:

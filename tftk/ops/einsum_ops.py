@@ -15,6 +15,8 @@ from tftk.framework import registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
+from tftk.ops.gather_ops import gather
+from tftk.ops.reduction_ops import reduce_prod
 from tftk.ops.op_builder import binary_inputs, make_op
 from tftk.ops.tile_pad_ops import broadcast_to
 
@@ -27,7 +29,7 @@ def _tensordot_axes(axes: Any, ra: int, rb: int) -> tuple[list[int], list[int]]:
     if isinstance(axes, (int, np.integer)):
         if axes < 0 or axes > min(ra, rb):
             raise ValueError(f"tensordot: axes={axes} must be in [0, {min(ra, rb)}]")
-        return list(np.arange(ra - axes, ra)), list(np.arange(axes))
+        return list(range(ra - axes, ra)), list(range(axes))
     pair = list(axes)
     if len(pair) != 2:
         raise ValueError(f"tensordot: axes must be an int or a pair of axis lists, got {axes!r}")
@@ -38,29 +40,55 @@ def _tensordot_axes(axes: Any, ra: int, rb: int) -> tuple[list[int], list[int]]:
     return a_axes, b_axes
 
 
+def _tensordot_operand(x: Tensor, axes: list[int], flipped: bool) -> tuple[Tensor, list, Tensor | None]:
+    """x transposed and reshaped to a matrix ([free, contracted], or [contracted, free] when flipped),
+    with its free dimensions (None where unknown at build time; and as a run-time tensor when some
+    are), as TF builds it: no Transpose when
+    the axes are already in order, no Reshape when x already has the matrix's shape; dimensions
+    unknown at build time are read with Shape + Gather at run time."""
+    dims = x.shape.as_list()
+    free = [i for i in range(len(dims)) if i not in axes]
+    perm = axes + free if flipped else free + axes
+    free_dims = [dims[i] for i in free]
+    if x.shape.is_fully_defined():
+        prod_free, prod_axes = int(np.prod(free_dims)), int(np.prod([dims[i] for i in axes]))
+        new_shape = [prod_axes, prod_free] if flipped else [prod_free, prod_axes]
+        moved = array_ops.transpose(x, perm) if perm != list(range(len(dims))) else x
+        return (moved if moved.shape.as_list() == new_shape else array_ops.reshape(moved, new_shape)), free_dims, None
+    shape = array_ops.shape(x)
+    axes_t = convert_to_tensor(np.asarray(axes, np.int32), name="axes")
+    free_t = convert_to_tensor(np.asarray(free, np.int32), name="free")
+    free_shape = gather(shape, free_t)
+    prod_free, prod_axes = reduce_prod(free_shape), reduce_prod(gather(shape, axes_t))
+    new_shape = array_ops.stack([prod_axes, prod_free] if flipped else [prod_free, prod_axes])
+    return array_ops.reshape(array_ops.transpose(x, perm), new_shape), free_dims, free_shape
+
+
 def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
-    """Sum over the paired `axes` of a and b (transpose + reshape + matmul; static shapes)."""
-    with name_scope(name, "Tensordot", [a, b]):
+    """Sum over the paired `axes` of a and b: transpose + reshape + matmul, as TF builds it (the
+    result is the MatMul itself when it already has the result's shape, else a Reshape named after
+    the scope); dimensions unknown at build time are taken at run time (the ranks must be known)."""
+    with name_scope(name, "Tensordot", [a, b]) as scope:
         a, b = binary_inputs(a, b, "Tensordot")
-        if not a.shape.is_fully_defined() or not b.shape.is_fully_defined():
-            raise ValueError(f"tensordot needs fully known static shapes, got {a.shape} and {b.shape}")
+        if a.shape.ndims is None or b.shape.ndims is None:
+            raise ValueError(f"tensordot needs operands of known rank, got shapes {a.shape} and {b.shape}")
         da, db = a.shape.as_list(), b.shape.as_list()
         a_axes, b_axes = _tensordot_axes(axes, len(da), len(db))
         for i, j in zip(a_axes, b_axes):
-            if da[i] != db[j]:
+            if da[i] is not None and db[j] is not None and da[i] != db[j]:
                 raise ValueError(f"tensordot: dimension {i} of a ({da[i]}) does not match dimension {j} "
                                  f"of b ({db[j]}) for shapes {a.shape} and {b.shape}")
-        a_free = [i for i in np.arange(len(da)) if i not in a_axes]
-        b_free = [i for i in np.arange(len(db)) if i not in b_axes]
-        k = int(np.prod([da[i] for i in a_axes]))
-        a2 = array_ops.reshape(array_ops.transpose(a, a_free + a_axes),
-                               [int(np.prod([da[i] for i in a_free])), k])
-        b2 = array_ops.reshape(array_ops.transpose(b, b_axes + b_free),
-                               [k, int(np.prod([db[i] for i in b_free]))])
-        return array_ops.reshape(math_ops.matmul(a2, b2), [da[i] for i in a_free] + [db[i] for i in b_free])
-
-
-
+        a2, a_free, a_free_t = _tensordot_operand(a, a_axes, flipped=False)
+        b2, b_free, b_free_t = _tensordot_operand(b, b_axes, flipped=True)
+        product = math_ops.matmul(a2, b2)
+        out_dims = a_free + b_free
+        if None not in out_dims:
+            return product if product.shape.as_list() == out_dims else array_ops.reshape(product, out_dims, name=scope)
+        free_shape = array_ops.concat([a_free_t if a_free_t is not None else np.asarray(a_free, np.int32),
+                                       b_free_t if b_free_t is not None else np.asarray(b_free, np.int32)], 0)
+        result = array_ops.reshape(product, free_shape, name=scope)
+        result.set_shape(out_dims)
+        return result
 
 
 # ---- einsum ---------------------------------------------------------------------------------------

@@ -96,6 +96,9 @@ def _gather_grad(op, grad):
 
 def _gather_nd_key(params: np.ndarray, indices: np.ndarray) -> tuple:
     depth = indices.shape[-1]
+    if depth > params.ndim:  # only known at run time when the graph left the index depth open
+        raise InvalidArgumentError(f"GatherNd: index innermost dimension length {depth} must be <= params "
+                                   f"rank {params.ndim}")
     for i in np.arange(depth):
         _check_indices(indices[..., i], params.shape[i], f"indices[..., {i}]")
     return tuple(np.moveaxis(indices, -1, 0))
@@ -123,10 +126,9 @@ def gather_nd(params: Any, indices: Any, name: str | None = None) -> Tensor:
         raise TypeError(f"GatherNd: indices must be int32 or int64, got {idx.dtype.name}")
     pd, idims = p.shape.as_tuple(), idx.shape.as_tuple()
     shape = TensorShape(None)
-    if idims is not None and (not idims or idims[-1] is None):
-        raise ValueError(f"GatherNd '{name or 'GatherNd'}': indices must have rank >= 1 with a known "
-                         f"last dimension, got shape {idx.shape}")
-    if pd is not None and idims is not None:
+    if idims is not None and not idims:
+        raise ValueError(f"GatherNd '{name or 'GatherNd'}': indices must have rank >= 1, got a scalar")
+    if pd is not None and idims is not None and idims[-1] is not None:
         if idims[-1] > len(pd):
             raise ValueError(f"GatherNd '{name or 'GatherNd'}': index depth {idims[-1]} exceeds the rank "
                              f"of params (shape {p.shape})")

@@ -9,7 +9,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.constant_value import constant_value
 from tftk.framework.sparse_tensor import SparseTensor
-from tftk.framework.ops import Tensor, convert_to_tensor
+from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import inplace
 from tftk.ops.op_builder import binary_inputs, broadcast_shape, make_op, op_scope
@@ -154,9 +154,11 @@ def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 def div(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """TF1's `tf.div`: floor division for integers, true division for floats."""
-    x, y = binary_inputs(x, y, "Div")
-    return floordiv(x, y, name=name) if x.dtype.is_integer else realdiv(x, y, name=name)
+    """TF1's `tf.div`: floor division for integers, true division for floats; the op is named after
+    the `div` scope, as in TF."""
+    with name_scope(name, "div", [x, y]) as scope:
+        x, y = binary_inputs(x, y, "Div")
+        return floordiv(x, y, name=scope) if x.dtype.is_integer else realdiv(x, y, name=scope)
 
 
 @registry.register_gradient("Add")

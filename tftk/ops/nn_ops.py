@@ -319,11 +319,11 @@ def l2_loss(t: Any, name: str | None = None) -> Tensor:
 def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None,
                  dim: Any = None) -> Tensor:
     """x / sqrt(max(sum(x ** 2, axis), epsilon))."""
-    with name_scope(name, "l2_normalize", [x]):
+    with name_scope(name, "l2_normalize", [x]) as scope:
         x = float_input(x, "l2_normalize", "x")
         axis = axis if axis is not None else dim
         square_sum = reduction_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
-        return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(square_sum, epsilon)))
+        return math_ops.multiply(x, math_ops.rsqrt(math_ops.maximum(square_sum, epsilon)), name=scope)
 
 
 def moments(x: Any, axes: Sequence[int], shift: Any = None, name: str | None = None,

@@ -92,14 +92,24 @@ def binary_inputs(x: Any, y: Any, op_type: str) -> tuple[Tensor, Tensor]:
     with graph_of([x, y]).as_default():
         if isinstance(x, Tensor) or not isinstance(y, Tensor):
             x = convert_to_tensor(x, name="x")
-            y = convert_to_tensor(y, dtype=x.dtype, name="y")
+            y = _operand_like(y, x, "y")
         else:
             y = convert_to_tensor(y, name="y")
-            x = convert_to_tensor(x, dtype=y.dtype, name="x")
+            x = _operand_like(x, y, "x")
     if x.dtype is not y.dtype:
         raise TypeError(f"Input 'y' of '{op_type}' Op has type {y.dtype.name} that does not match "
                         f"type {x.dtype.name} of argument 'x'.")
     return x, y
+
+
+def _operand_like(value: Any, other: Tensor, name: str) -> Tensor:
+    """`value` as a tensor of `other`'s dtype; what cannot be converted to it (a tensor or variable of
+    another dtype) keeps its own, so the caller's check raises TF's TypeError naming the op's input
+    rather than a conversion error."""
+    try:
+        return convert_to_tensor(value, dtype=other.dtype, name=name)
+    except ValueError:
+        return convert_to_tensor(value, name=name)
 
 
 def float_input(x: Any, op_type: str, what: str = "features") -> Tensor:

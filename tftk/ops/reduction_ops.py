@@ -10,7 +10,10 @@ from tftk.framework import dtypes, registry
 from tftk.framework.constant_value import constant_value
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops.math_ops import add, broadcast_like, cast, equal, exp, log, multiply, not_equal, realdiv, subtract
+from tftk.ops.array_ops import reshape, shape, zeros_like
+from tftk.ops.gather_ops import where
+from tftk.ops.math_ops import (add, broadcast_like, cast, equal, exp, is_finite, log, multiply, not_equal, realdiv,
+                               subtract)
 from tftk.ops.op_builder import make_op
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any", "reduce_all",
@@ -200,16 +203,15 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False
     """log(sum(exp(x))) computed stably (max subtracted first)."""
     keep = bool(keepdims or keep_dims)
     axis = axis if axis is not None else reduction_indices
-    with name_scope(name, "ReduceLogSumExp", [input_tensor]):
+    with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor)
         raw_max = reduce_max(x, axis=axis, keepdims=True)
-        m = make_op("StopGradient", [raw_max], x.dtype, raw_max.shape)
-        summed = reduce_sum(exp(subtract(x, m)), axis=axis, keepdims=True)
-        result = add(log(summed), m)
+        finite_max = where(is_finite(raw_max), raw_max, zeros_like(raw_max))
+        m = make_op("StopGradient", [finite_max], x.dtype, raw_max.shape)  # -inf rows give -inf, not NaN
+        result = log(reduce_sum(exp(subtract(x, m)), axis=axis, keepdims=keep))
         if not keep:
-            axes = _normalize_axis(axis, x.shape.ndims, "ReduceLogSumExp")
-            result = reduce_sum(result, axis=axes if axes is not None else list(range(x.shape.ndims or 0)))
-        return result
+            m = reshape(m, shape(result))
+        return add(result, m, name=scope)
 
 
 def count_nonzero(input_tensor: Any, axis: Any = None, keepdims: bool = False,
