@@ -153,3 +153,13 @@ def test_two_gradient_calls_on_one_loop_both_run():
         np.testing.assert_array_equal(a, b)
     for a, b in zip(both[:2], both[2:]):
         np.testing.assert_allclose(b, 3.0 * a, rtol=1e-12)
+
+
+def test_gradient_seeded_by_a_constant_still_runs_the_loop_first():
+    """grad_ys that do not depend on the loop: the gradient op still waits for the forward loop."""
+    w = tf.Variable(2.0)
+    _, acc = tf.while_loop(lambda i, a: i < 3, lambda i, a: [i + 1, a * w], [tf.constant(0), tf.constant(1.0)])
+    grad = tf.gradients(acc, w, grad_ys=tf.constant(1.0))[0]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(grad) == 12.0  # d(w^3)/dw at w = 2

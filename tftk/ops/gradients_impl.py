@@ -114,7 +114,9 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
             if gy is None:
                 from tftk.ops.array_ops import ones_like
                 with guard_scope(graph, y.op.guard):
-                    gy = ones_like(y, name=f"grad_ys_{ys.index(y)}")
+                    # a run-time OnesLike, as TF's Fill(Shape(y)): the seed depends on y, so
+                    # fetching a gradient runs the forward ops its rules read state from
+                    gy = ones_like(y, name=f"grad_ys_{ys.index(y)}", optimize=False)
             grads.setdefault(y, []).append(convert_to_tensor(gy, dtype=y.dtype))
         for op in sorted(between, key=lambda o: o.id, reverse=True):
             if op in stop_ops or not any(t in grads for t in op.outputs):

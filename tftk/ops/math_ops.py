@@ -119,7 +119,13 @@ mod = floormod = _binary("FloorMod", np.mod)
 pow = _binary("Pow", np.power)  # noqa: A001 - TF's public name
 maximum = _binary("Maximum", np.maximum)
 minimum = _binary("Minimum", np.minimum)
-squared_difference = _binary("SquaredDifference", lambda x, y: np.square(x - y))
+def _squared_difference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(x - y)^2, and |x - y|^2 for complex operands (TF's kernel: d * conj(d))."""
+    d = x - y
+    return d * np.conj(d) if np.iscomplexobj(d) else np.square(d)
+
+
+squared_difference = _binary("SquaredDifference", _squared_difference)
 atan2 = _binary("Atan2", np.arctan2)
 equal = _binary("Equal", np.equal, dtypes.bool)
 not_equal = _binary("NotEqual", np.not_equal, dtypes.bool)
@@ -173,17 +179,28 @@ def _sub_grad(op, grad):
     return [unbroadcast(grad, x), unbroadcast(negative(grad), y)]
 
 
+def _conj(x: Tensor) -> Tensor:
+    """conj(x) for complex x, x itself otherwise (no op in real graphs).
+
+    TF's gradient of a holomorphic f is grad * conj(f'(z)), so every rule below multiplies by the
+    conjugated derivative."""
+    if not x.dtype.is_complex:
+        return x
+    from tftk.ops.bessel_erfinv_ops import conj  # beside math_ops; imported on use
+    return conj(x)
+
+
 @registry.register_gradient("Mul")
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return [unbroadcast(multiply(grad, y), x), unbroadcast(multiply(x, grad), y)]
+    return [unbroadcast(multiply(grad, _conj(y)), x), unbroadcast(multiply(_conj(x), grad), y)]
 
 
 @registry.register_gradient("RealDiv")
 def _realdiv_grad(op, grad):
     x, y = op.inputs
-    return [unbroadcast(realdiv(grad, y), x),
-            unbroadcast(negative(multiply(grad, realdiv(op.outputs[0], y))), y)]
+    return [unbroadcast(realdiv(grad, _conj(y)), x),
+            unbroadcast(negative(multiply(grad, _conj(realdiv(op.outputs[0], y)))), y)]
 
 
 @registry.register_gradient("FloorMod")
@@ -194,8 +211,7 @@ def _floormod_grad(op, grad):
 
 @registry.register_gradient("Pow")
 def _pow_grad(op, grad):
-    x, y = op.inputs
-    z = op.outputs[0]
+    x, y, z = _conj(op.inputs[0]), _conj(op.inputs[1]), _conj(op.outputs[0])
     gx = multiply(grad, multiply(y, pow(x, subtract(y, 1))))
     safe_log = make_op("SafeLog", [x], x.dtype, x.shape)
     gy = multiply(grad, multiply(z, safe_log))
@@ -203,8 +219,9 @@ def _pow_grad(op, grad):
 
 
 def _safe_log(x: np.ndarray) -> np.ndarray:
-    """log(x) where x > 0, else 0: the d/dy of x**y as TF defines it."""
-    return np.log(np.where(x > 0, x, 1)).astype(x.dtype, copy=False)
+    """log(x) where x > 0 (complex x: x != 0), else 0: the d/dy of x**y as TF defines it."""
+    defined = x != 0 if np.iscomplexobj(x) else x > 0
+    return np.log(np.where(defined, x, 1)).astype(x.dtype, copy=False)
 
 
 registry.register_op("SafeLog", lambda op, ctx: _safe_log)
@@ -232,7 +249,7 @@ _winner_mask_gradient("Minimum", np.less_equal)
 @registry.register_gradient("SquaredDifference")
 def _squared_difference_grad(op, grad):
     x, y = op.inputs
-    d = multiply(multiply(grad, 2.0 if x.dtype.is_floating else 2), subtract(x, y))
+    d = multiply(multiply(grad, 2 if x.dtype.is_integer else 2.0), subtract(x, y))
     return [unbroadcast(d, x), unbroadcast(negative(d), y)]
 
 
@@ -287,7 +304,16 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 
 negative = _unary("Neg", np.negative)
-abs = _unary("Abs", np.abs)  # noqa: A001 - TF's public name
+_real_abs = _unary("Abs", np.abs)
+
+
+def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's public name
+    """|x| element-wise; of a complex tensor a real one (TF's ComplexAbs)."""
+    if (x.dtype.is_complex if isinstance(x, Tensor) else np.iscomplexobj(x)):
+        from tftk.ops.spectral_ops import complex_abs  # the complex parts sit beside math_ops
+        return complex_abs(convert_to_tensor(x, name="x"), name)
+    return _real_abs(x, name)
+
 sign = _unary("Sign", np.sign)
 square = _unary("Square", np.square)
 sqrt = _unary("Sqrt", np.sqrt)
@@ -378,24 +404,24 @@ def _unary_gradient(op_type: str, rule: Callable[[Tensor, Tensor, Tensor], Tenso
 _unary_gradient("Neg", lambda x, y, g: negative(g))
 _unary_gradient("Sign", lambda x, y, g: _zeros_like(x))  # TF: a zero gradient, not None
 _unary_gradient("Abs", lambda x, y, g: multiply(g, sign(x)))
-_unary_gradient("Square", lambda x, y, g: multiply(g, multiply(2.0 if x.dtype.is_floating else 2, x)))
-_unary_gradient("Sqrt", lambda x, y, g: sqrt_grad(y, g))
-_unary_gradient("Rsqrt", lambda x, y, g: rsqrt_grad(y, g))
-_unary_gradient("Exp", lambda x, y, g: multiply(g, y))
-_unary_gradient("Expm1", lambda x, y, g: multiply(g, exp(x)))
-_unary_gradient("Log", lambda x, y, g: multiply(g, reciprocal(x)))
-_unary_gradient("Log1p", lambda x, y, g: multiply(g, reciprocal(add(1.0, x))))
-_unary_gradient("Sin", lambda x, y, g: multiply(g, cos(x)))
-_unary_gradient("Cos", lambda x, y, g: negative(multiply(g, sin(x))))
-_unary_gradient("Tan", lambda x, y, g: multiply(g, square(reciprocal(cos(x)))))
-_unary_gradient("Asin", lambda x, y, g: multiply(g, rsqrt(subtract(1.0, square(x)))))
-_unary_gradient("Acos", lambda x, y, g: negative(multiply(g, rsqrt(subtract(1.0, square(x))))))
-_unary_gradient("Atan", lambda x, y, g: multiply(g, reciprocal(add(1.0, square(x)))))
-_unary_gradient("Sinh", lambda x, y, g: multiply(g, cosh(x)))
-_unary_gradient("Cosh", lambda x, y, g: multiply(g, sinh(x)))
-_unary_gradient("Tanh", lambda x, y, g: tanh_grad(y, g))
-_unary_gradient("Sigmoid", lambda x, y, g: sigmoid_grad(y, g))
-_unary_gradient("Reciprocal", lambda x, y, g: reciprocal_grad(y, g))
+_unary_gradient("Square", lambda x, y, g: multiply(g, multiply(2 if x.dtype.is_integer else 2.0, _conj(x))))
+_unary_gradient("Sqrt", lambda x, y, g: sqrt_grad(_conj(y), g))
+_unary_gradient("Rsqrt", lambda x, y, g: rsqrt_grad(_conj(y), g))
+_unary_gradient("Exp", lambda x, y, g: multiply(g, _conj(y)))
+_unary_gradient("Expm1", lambda x, y, g: multiply(g, exp(_conj(x))))
+_unary_gradient("Log", lambda x, y, g: multiply(g, reciprocal(_conj(x))))
+_unary_gradient("Log1p", lambda x, y, g: multiply(g, reciprocal(add(1.0, _conj(x)))))
+_unary_gradient("Sin", lambda x, y, g: multiply(g, cos(_conj(x))))
+_unary_gradient("Cos", lambda x, y, g: negative(multiply(g, sin(_conj(x)))))
+_unary_gradient("Tan", lambda x, y, g: multiply(g, square(reciprocal(cos(_conj(x))))))
+_unary_gradient("Asin", lambda x, y, g: multiply(g, rsqrt(subtract(1.0, square(_conj(x))))))
+_unary_gradient("Acos", lambda x, y, g: negative(multiply(g, rsqrt(subtract(1.0, square(_conj(x)))))))
+_unary_gradient("Atan", lambda x, y, g: multiply(g, reciprocal(add(1.0, square(_conj(x))))))
+_unary_gradient("Sinh", lambda x, y, g: multiply(g, cosh(_conj(x))))
+_unary_gradient("Cosh", lambda x, y, g: multiply(g, sinh(_conj(x))))
+_unary_gradient("Tanh", lambda x, y, g: tanh_grad(_conj(y), g))
+_unary_gradient("Sigmoid", lambda x, y, g: sigmoid_grad(_conj(y), g))
+_unary_gradient("Reciprocal", lambda x, y, g: reciprocal_grad(_conj(y), g))
 _unary_gradient("Erf", lambda x, y, g: multiply(g, multiply(2.0 / np.sqrt(np.pi), exp(negative(square(x))))))
 
 
@@ -525,7 +551,13 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
            adjoint_a: bool = False, adjoint_b: bool = False, a_is_sparse: bool = False,
            b_is_sparse: bool = False, name: str | None = None) -> Tensor:
     """Matrix product of the last two dims (batched over leading dims), optionally transposed."""
+    if transpose_a and adjoint_a or transpose_b and adjoint_b:
+        raise ValueError("Only one of transpose_a and adjoint_a (transpose_b and adjoint_b) can be True.")
     with op_scope(name, "MatMul", [a, b]) as scope:
+        if adjoint_a:  # the conjugate transpose: Conj (nothing for real a), then transposed
+            a = _conj(convert_to_tensor(a, name="a"))
+        if adjoint_b:
+            b = _conj(convert_to_tensor(b, name="b"))
         return _matmul(a, b, transpose_a or adjoint_a, transpose_b or adjoint_b, scope)
 
 
@@ -551,7 +583,7 @@ def _matmul(a: Any, b: Any, ta: bool, tb: bool, scope: str) -> Tensor:
 
 @registry.register_gradient("MatMul")
 def _matmul_grad(op, grad):
-    a, b = op.inputs
+    a, b = _conj(op.inputs[0]), _conj(op.inputs[1])
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
     if not ta and not tb:
         ga, gb = matmul(grad, b, transpose_b=True), matmul(a, grad, transpose_a=True)
@@ -561,4 +593,4 @@ def _matmul_grad(op, grad):
         ga, gb = matmul(b, grad, transpose_b=True), matmul(a, grad)
     else:
         ga, gb = matmul(b, grad, transpose_a=True, transpose_b=True), matmul(grad, a, transpose_a=True, transpose_b=True)
-    return [unbroadcast(ga, a), unbroadcast(gb, b)]
+    return [unbroadcast(ga, op.inputs[0]), unbroadcast(gb, op.inputs[1])]

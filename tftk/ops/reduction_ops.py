@@ -183,7 +183,7 @@ def _prod_grad_kernel(axes):
         right = np.cumprod(np.concatenate([ones, flat[..., ::-1][..., :-1]], axis=-1), axis=-1)[..., ::-1]
         others = (left * right).reshape(xt.shape)
         gk = np.reshape(g, lead + (1,) * len(ax))
-        return np.transpose(others * gk, np.argsort(perm))
+        return np.transpose((np.conj(others) if np.iscomplexobj(others) else others) * gk, np.argsort(perm))
     return kernel
 
 

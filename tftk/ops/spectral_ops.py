@@ -202,11 +202,28 @@ def real(input: Any, name: str | None = None) -> Tensor:
 
 
 def imag(input: Any, name: str | None = None) -> Tensor:
-    """The imaginary part of a complex tensor."""
+    """The imaginary part of a complex tensor (zeros for a real one, as TF)."""
     x = convert_to_tensor(input)
     if not x.dtype.is_complex:
-        raise TypeError(f"Imag: input must be complex, got {x.dtype.name}")
+        return array_ops.zeros_like(x, name=name)
     return make_op("Imag", [x], x.dtype.real_dtype, x.shape, name)
+
+
+registry.register_op("ComplexAbs", lambda op, ctx: np.abs)
+
+
+def complex_abs(x: Tensor, name: str | None = None) -> Tensor:
+    """|x| of a complex tensor, as a real tensor (what `tf.abs` builds for complex input)."""
+    return make_op("ComplexAbs", [x], x.dtype.real_dtype, x.shape, name or "ComplexAbs")
+
+
+@registry.register_gradient("ComplexAbs")
+def _complex_abs_grad(op, grad):
+    """grad * x / |x| (0 where x = 0), TF's rule."""
+    x, y = op.inputs[0], op.outputs[0]
+    zeros = math_ops.multiply(grad, 0.0)
+    from tftk.ops.safe_math_ops import divide_no_nan  # it sits above the complex parts; imported on use
+    return [divide_no_nan(math_ops.multiply(complex(grad, zeros), x), complex(y, math_ops.multiply(y, 0.0)))]
 
 
 def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name

@@ -217,11 +217,12 @@ def _while_grad(op, *out_grads):
     sliced_floats = [i - n for i in floats if i >= n]
     specs = [(op.inputs[i].dtype, op.inputs[i].shape) for i in floats] + \
             [(body_caps[i].dtype, body_caps[i].shape) for i in float_caps]
-    grad_op = make_multi_op("WhileGrad", loop_grads + stacked_grads, specs, "while_grad",
-                            {"forward": op, "plan_fetches": grads, "saved": saved,
-                             "plan_feeds": body_graph.inputs + body_caps + seeds + stacked_seeds + saved,
-                             "loop_floats": loop_floats, "sliced_floats": sliced_floats,
-                             "float_caps": float_caps, "n_stacked": n_st})
+    with op.graph.control_dependencies([op]):  # its kernel reads what the forward loop recorded
+        grad_op = make_multi_op("WhileGrad", loop_grads + stacked_grads, specs, "while_grad",
+                                {"forward": op, "plan_fetches": grads, "saved": saved,
+                                 "plan_feeds": body_graph.inputs + body_caps + seeds + stacked_seeds + saved,
+                                 "loop_floats": loop_floats, "sliced_floats": sliced_floats,
+                                 "float_caps": float_caps, "n_stacked": n_st})
     result: list[Any] = [None] * len(op.inputs)
     for k, i in enumerate(floats):  # a loop var's or a sliced input's: body input i is While input i
         result[i] = grad_op.outputs[k]
