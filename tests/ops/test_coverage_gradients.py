@@ -48,6 +48,7 @@ GRADIENT_CASES += [
     GradientCase("Conj", lambda x, y: tf.real(tf.conj(tf.complex(x, y))) * y + tf.imag(tf.conj(tf.complex(x, y))) * x,
                  [arr(3), arr(3)]),
     GradientCase("Angle", lambda x, y: tf.angle(tf.complex(x, y)), [arr(4, lo=0.2), arr(4)]),
+    GradientCase("ComplexAbs", lambda x, y: tf.abs(tf.complex(x, y)), [arr(4, lo=0.2), arr(4)]),
 ]
 
 GRADIENT_CASES += [
