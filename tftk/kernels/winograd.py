@@ -134,7 +134,7 @@ def applies(dtype: np.dtype, x_shape: tuple[int, ...], filter_shape: tuple[int, 
             and kh == kw and kh in FILTERS and min(c, co) >= MIN_CHANNELS and x_shape[0] > 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _axpy(dst, src, coef, run):  # pragma: no cover - compiled
     """dst[:run] += coef * src[:run] (views indexed by the loop counter, so LLVM vectorizes)."""
     for k in range(run):
@@ -172,36 +172,6 @@ def _tile_transform(src, p, window, step, ny, nx, run, out, tmp):  # pragma: no 
                         if coef != 0.0:
                             start = (tx * step + x) * run
                             _axpy(dst, line[start:start + run], coef, run)
-
-
-@njit(cache=True)
-def _output_transform(prod, at, ny, nx, run, y, tmp):  # pragma: no cover - compiled
-    """y[ty*m + i, tx*m + j] = (A^T M A)[i, j] of tile (ty, tx), M = prod[:, ty*nx + tx] (runs of `run`).
-
-    prod is [n*n, ny*nx * run], at is [m, n], y is [ny*m, nx*m * run] (HWNC flattened).
-    """
-    m, n = at.shape
-    for ty in range(ny):
-        for i in range(m):
-            for b in range(n):
-                line = tmp[i * n + b]
-                for k in range(nx * run):
-                    line[k] = 0.0
-                for a in range(n):
-                    coef = at[i, a]
-                    if coef != 0.0:
-                        _axpy(line, prod[a * n + b, ty * nx * run:(ty + 1) * nx * run], coef, nx * run)
-            row = y[ty * m + i]
-            for tx in range(nx):
-                for j in range(m):
-                    dst = row[(tx * m + j) * run:(tx * m + j + 1) * run]
-                    for k in range(run):
-                        dst[k] = 0.0
-                    for b in range(n):
-                        coef = at[j, b]
-                        if coef != 0.0:
-                            line = tmp[i * n + b]
-                            _axpy(dst, line[tx * run:(tx + 1) * run], coef, run)
 
 
 class _Tiling:
@@ -251,18 +221,22 @@ def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[Pair, Pair]) -> np.ndarray:
     r, co = w.shape[0], w.shape[3]
     t = _Tiling(x.shape, r, pads, co)
     at, g, bt = transforms(TILE, r)
+    at32 = at.astype(np.float32)
     u = _filter_tiles(w, g)
     y = np.empty((t.n, t.oh, t.ow, co), dtype=np.float32)
     for b0, b1 in t.chunks():
         images = b1 - b0
         v = t.input_tiles(t.padded_hwnc(x, b0, b1), bt, t.alpha, images * t.c, "tiles")
-        prod = _buffer("products", (t.alpha ** 2, t.ny * t.nx * images, co))
-        np.matmul(v.reshape(t.alpha ** 2, -1, t.c), u, out=prod)  # rows (tile, image)
-        out = _buffer("output", (t.ny * TILE, t.nx * TILE * images * co))
-        tmp = _buffer("lines", (TILE * t.alpha, t.nx * images * co))
-        _output_transform(prod.reshape(t.alpha ** 2, -1), at.astype(np.float32),
-                          t.ny, t.nx, images * co, out, tmp)
-        y[b0:b1] = out.reshape(t.ny * TILE, t.nx * TILE, images, co)[:t.oh, :t.ow].transpose(2, 0, 1, 3)
+        prod = _buffer("products", (t.alpha, t.alpha * t.ny * t.nx * images * co))  # [a, (b, tile, image, o)]
+        np.matmul(v.reshape(t.alpha ** 2, -1, t.c), u, out=prod.reshape(t.alpha ** 2, -1, co))
+        # the output transform, A^T M A, as two thin sgemms (as fast as a Numba loop here, and one kernel
+        # less to compile for a fresh install): rows i, then columns j
+        rows = _buffer("rows", (TILE, t.alpha, t.ny * t.nx * images * co))
+        np.matmul(at32, prod, out=rows.reshape(TILE, -1))
+        out = _buffer("output", (TILE, TILE, t.ny * t.nx * images * co))
+        np.matmul(at32, rows, out=out)  # [i, j, (tile, image, o)]
+        tiles = out.reshape(TILE, TILE, t.ny, t.nx, images, co).transpose(4, 2, 0, 3, 1, 5)
+        y[b0:b1] = tiles.reshape(images, t.ny * TILE, t.nx * TILE, co)[:, :t.oh, :t.ow]
     return y
 
 
