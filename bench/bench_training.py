@@ -8,7 +8,12 @@ with the same initial weights and batches; the coordinator asks the workers for 
 interleaved rounds and prints medians, ratios against every reference, and the numpy BLAS floor.
 `--busy K` starts K busy-loop processes for the measurement (a machine shared with other work: the
 step must degrade as TF's does); every (threads, busy) pair is measured and a summary table of
-tftk/TF ratios ends the output.
+tftk/TF ratios ends the output, in wall time and in process CPU time (on a loaded machine a 1-thread
+worker's wall time mostly measures its waits for a core; its CPU time is the steadier figure).
+The CNN speed table (issue 15):
+
+    TFTK_TF_PYTHON=/path/to/tf/python python bench/bench_training.py --workloads cnn64,deepmnist \
+        --threads 1,2 --no-torch
 
 Workloads: the MLP (784-128-32-10, SGD), LeNet (`cnn64`: conv 5x5 1->16 and 16->32, SGD, batch 64),
 the deep-MNIST tutorial's model (`deepmnist`: conv 5x5 1->32 and 32->64 SAME + ReLU + max-pool 2,
@@ -357,11 +362,12 @@ def serve(framework: str, data_path: str, workload: str, threads: int) -> None:
             print(json.dumps({"loss": final_loss(), "work_mb": max(_status_mb("VmHWM"), steady) - built,
                               "peak_mb": _peak_rss_mb()}), flush=True)
             continue
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(n):
             step(counter)
             counter += 1
-        print(json.dumps({"seconds": (time.perf_counter() - start) / n}), flush=True)
+        print(json.dumps({"seconds": (time.perf_counter() - start) / n,
+                          "cpu_seconds": (time.process_time() - cpu) / n}), flush=True)
 
 
 def _status_mb(field: str) -> float:
@@ -429,7 +435,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--threads", default="2", help="thread counts to measure, e.g. 1,2")
     parser.add_argument("--busy", default="0", help="busy-loop processes during the measurement, e.g. 0,1")
-    parser.add_argument("--tf-python", default=sys.executable, help="a Python with TensorFlow installed")
+    parser.add_argument("--tf-python", default=os.environ.get("TFTK_TF_PYTHON", sys.executable),
+                        help="a Python with TensorFlow installed (default: $TFTK_TF_PYTHON, else this one)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out even when installed")
     parser.add_argument("--cold-cache", action="store_true",
@@ -456,12 +463,15 @@ def main() -> None:
                 for workload in args.workloads.split(","):
                     med = run_workload(workload, frameworks, data_path, args, threads, busy)
                     summary.append((workload, threads, busy, med))
-    print("\nsummary (ms per step; ratio = tftk / TensorFlow)")
-    print(f"  {'workload':<11}{'threads':>8}{'busy':>6}{'tftk':>10}{'TF':>10}{'ratio':>8}{'torch':>10}")
+    print(f"\nsummary (ms per step, wall and CPU; ratio = tftk / TensorFlow), load average "
+          f"{os.getloadavg()[0]:.2f} after")
+    print(f"  {'workload':<11}{'threads':>8}{'busy':>6}{'tftk':>10}{'TF':>10}{'ratio':>8}"
+          f"{'tftk CPU':>10}{'TF CPU':>10}{'CPU ratio':>10}{'torch':>10}")
+    nan = (float("nan"), float("nan"))
     for workload, threads, busy, med in summary:
-        tf_ms, torch_ms = med.get("tensorflow", float("nan")), med.get("torch", float("nan"))
-        print(f"  {workload:<11}{threads:>8}{busy:>6}{med['tftk']:>10.2f}{tf_ms:>10.2f}"
-              f"{med['tftk'] / tf_ms:>8.2f}{torch_ms:>10.2f}")
+        (ours, ours_cpu), (tf_ms, tf_cpu) = med["tftk"], med.get("tensorflow", nan)
+        print(f"  {workload:<11}{threads:>8}{busy:>6}{ours:>10.2f}{tf_ms:>10.2f}{ours / tf_ms:>8.2f}"
+              f"{ours_cpu:>10.2f}{tf_cpu:>10.2f}{ours_cpu / tf_cpu:>10.2f}{med.get('torch', nan)[0]:>10.2f}")
 
 
 def run_workload(workload: str, frameworks: dict, data_path: Path, args, threads: int, busy: int) -> dict:
@@ -480,9 +490,12 @@ def run_workload(workload: str, frameworks: dict, data_path: Path, args, threads
         probe = {name: ask(proc, 3)["seconds"] for name, proc in workers.items()}["tftk"]
         n = max(3, int(0.2 / max(probe, 1e-5)))
         times: dict[str, list[float]] = {name: [] for name in workers}
+        cpu_times: dict[str, list[float]] = {name: [] for name in workers}
         for _ in range(args.repeats):
             for name, proc in workers.items():
-                times[name].append(ask(proc, n)["seconds"])
+                answer = ask(proc, n)
+                times[name].append(answer["seconds"])
+                cpu_times[name].append(answer["cpu_seconds"])
     finally:
         for spinner in spinners:
             spinner.kill()
@@ -492,18 +505,20 @@ def run_workload(workload: str, frameworks: dict, data_path: Path, args, threads
         proc.stdin.close()
         proc.wait()
     med = {name: statistics.median(t) * 1e3 for name, t in times.items()}
+    cpu = {name: statistics.median(t) * 1e3 for name, t in cpu_times.items()}
     print(f"\n{workload}: {n} steps per round")
-    print(f"  {'framework':<12}{'ms/step':>10}{'tftk / it':>12}{'first step':>12}{'its CPU':>10}"
-          f"{'loss after':>12}{'work MB':>9}{'peak MB':>9}")
+    print(f"  {'framework':<12}{'ms/step':>10}{'tftk / it':>12}{'CPU ms':>9}{'tftk / it':>11}{'first step':>12}"
+          f"{'its CPU':>10}{'loss after':>12}{'work MB':>9}{'peak MB':>9}")
     for name in med:
         ratio = med["tftk"] / med[name]
         loss = "" if np.isnan(finals[name]["loss"]) else f"{finals[name]['loss']:.4f}"
-        print(f"  {name:<12}{med[name]:>10.3f}{ratio:>11.2f}x{first[name][0] * 1e3:>10.0f}ms"
-              f"{first[name][1] * 1e3:>8.0f}ms{loss:>12}"
+        print(f"  {name:<12}{med[name]:>10.3f}{ratio:>11.2f}x{cpu[name]:>9.2f}{cpu['tftk'] / cpu[name]:>10.2f}x"
+              f"{first[name][0] * 1e3:>10.0f}ms{first[name][1] * 1e3:>8.0f}ms{loss:>12}"
               f"{finals[name]['work_mb']:>9.1f}{finals[name]['peak_mb']:>9.0f}")
-    print("  work MB: RSS growth from the built model to the end (tftk's includes loading Numba's\n"
-          "  runtime and compiled kernels, ~120 MB); peak MB: the whole process")
-    return med
+    print("  CPU ms: process CPU time per step, all its threads (on a loaded machine the 1-thread CPU ratio\n"
+          "  is the steadier figure); work MB: RSS growth from the built model to the end (tftk's includes\n"
+          "  loading Numba's runtime and compiled kernels, ~120 MB); peak MB: the whole process")
+    return {name: (med[name], cpu[name]) for name in med}
 
 
 if __name__ == "__main__":
