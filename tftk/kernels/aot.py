@@ -97,16 +97,14 @@ def _cpu_features() -> str:
 
 def signature_key(args: tuple) -> tuple:
     """What decides which compiled version a call can run: per argument the dtype and rank of a
-    C-contiguous, writable, aligned array in native byte order, or the scalar's type; None otherwise."""
-    return tuple(_arg_key(a) for a in args)
+    C-contiguous, writable, aligned array (a dtype in foreign byte order never matches), or the
+    scalar's type; None for anything else."""
+    return tuple(map(_arg_key, args))
 
 
 def _arg_key(value: Any) -> Any:
     if type(value) is np.ndarray:
-        flags = value.flags
-        if flags.c_contiguous and flags.writeable and flags.aligned and value.dtype.isnative:
-            return value.dtype.str, value.ndim
-        return None
+        return (value.dtype, value.ndim) if value.flags.carray else None
     return _SCALAR_KEYS.get(type(value))
 
 
@@ -130,7 +128,7 @@ def load(directory: Path, name: str) -> dict[str, dict[tuple, Callable]]:
     spec.loader.exec_module(module)
     table: dict[str, dict[tuple, Callable]] = {}
     for export, kernel, key in json.loads(manifest_path.read_text())["exports"]:
-        key = tuple(tuple(k) if isinstance(k, list) else k for k in key)
+        key = tuple((np.dtype(k[0]), k[1]) if isinstance(k, list) else k for k in key)
         table.setdefault(kernel, {})[key] = getattr(module, export)
     return table
 

@@ -5,7 +5,9 @@ Its first call looks the kernel up in the ahead-of-time compiled module (`tftk.k
 by `python -m tftk.kernels.aot_build`); a call whose argument types that module was built for runs
 there, without Numba ever being imported (Numba's import and its per-process set-up cost ~0.5 s,
 more than a training step). Any other call goes to the Numba dispatcher, made on first need, which
-compiles (or loads from Numba's on-disk cache) a version for those types, as `numba.njit` does.
+compiles (or loads from Numba's on-disk cache) a version for those types, as `numba.njit` does; a
+kernel without ahead-of-time versions then puts that dispatcher in its module in its own place, so
+calls by name pay no more than Numba's.
 
 Kernels are compiled `nogil`: they touch only the arrays they are given, so the sessions of one
 process (the model server runs many, each in its own thread) and the tile threads of
@@ -22,6 +24,7 @@ time one of that module's kernels is compiled by Numba, the module's `prange` is
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 from typing import Any, Callable
@@ -70,6 +73,9 @@ class Kernel:
             self._call = call
         else:
             self._call = self.dispatcher
+            module = sys.modules.get(self.__module__)
+            if module is not None and getattr(module, self.__name__, None) is self:
+                setattr(module, self.__name__, self._call)  # callers by name skip this object's call
         return self._call(*args)
 
     @property
