@@ -108,9 +108,10 @@ def _arg_key(value: Any) -> Any:
     return _SCALAR_KEYS.get(type(value))
 
 
+@functools.cache
 def _loaded() -> dict[str, dict[tuple, Callable]]:
-    """The module's functions by kernel name and signature key; empty without a module (or with
-    TFTK_AOT_KERNELS=0, which makes every kernel go through Numba)."""
+    """The module's functions by kernel name and signature key, found once per process; empty
+    without a module (or with TFTK_AOT_KERNELS=0, which makes every kernel go through Numba)."""
     if os.environ.get("TFTK_AOT_KERNELS", "1") == "0":
         return {}
     return load(kernel_dir(), module_name())
