@@ -1,16 +1,25 @@
-"""First training step of the deep-MNIST tutorial graph (Adam), tftk vs TensorFlow, warm caches.
+"""First training step of the deep-MNIST tutorial graph (Adam), tftk vs TensorFlow, in fresh processes.
 
-Run: .venv/bin/python bench/bench_first_step.py [--repeats 5] [--tf-python /work/tfvenv/bin/python] [--profile]
+Run: .venv/bin/python bench/bench_first_step.py [--repeats 5] [--tf-python /work/tfvenv/bin/python]
+                                                [--cold] [--profile]
 
 Each measurement is a fresh process (what `tftk infer`, an hpsearch trial or a new program pays):
-build the graph, run the initializers, then time the first `sess.run(train_step)` on a batch of 50
-and the second one. tftk runs once first, unmeasured, so Numba's cache is warm; rounds alternate
-tftk and TF so both see the same machine load; medians are reported with the ratio of first steps.
-`--profile` runs one tftk first step under cProfile and prints where its time goes.
+import, build the graph, run the initializers, then time the first `sess.run(train_step)` on a
+batch of 50 and the second one; `to 1st` is the sum, the wait before the first step is done
+(after `import numpy`); `its CPU` columns are the process's CPU time (steadier on a busy machine).
+Rounds alternate the rows so all see the same machine load; medians are reported with the ratios
+of first steps and of `to 1st` against TensorFlow's.
 
-The `numba` row is Numba's own fixed cost in a fresh process, measured the same way: the first
-call of a one-loop cached kernel (Numba builds its typing and target contexts then), a floor
-under tftk's first step that no plan work can remove.
+Rows (tftk's warm ones run once first, unmeasured, so Numba's cache and Python's .pyc are warm):
+- `tftk`: with the ahead-of-time kernel module (`python -m tftk.kernels.aot_build`, built here
+  first when missing and a C compiler is present): the step's kernels run from it, Numba is never
+  imported;
+- `tftk-jit`: without it (TFTK_AOT_KERNELS=0), kernels from Numba's on-disk cache;
+- `numba`: Numba's own fixed cost in a fresh process, the first call of a one-loop cached kernel
+  (Numba builds its typing and target contexts then), a floor under `tftk-jit`'s first kernel;
+- with `--cold`, the same two tftk rows with an empty Numba cache each round (a fresh install:
+  with the module built at install time, and without a compiler), first step in wall and CPU time.
+`--profile` runs one tftk first step under cProfile and prints where its time goes.
 """
 
 from __future__ import annotations
@@ -21,10 +30,12 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 NUMBA_FLOOR = r'''
 import json, sys, time
@@ -41,7 +52,7 @@ import json, sys, time
 sys.path.insert(0, sys.argv[2])
 framework, profile = sys.argv[1], sys.argv[3] == "1"
 import numpy as np
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 if framework == "tf":
     import tensorflow.compat.v1 as tf
     tf.disable_v2_behavior()
@@ -63,28 +74,58 @@ with tf.Graph().as_default():
             import cProfile, pstats
             profiler = cProfile.Profile()
             profiler.enable()
+        cpu = time.process_time()
         sess.run(train_step, feed)
-        first = time.perf_counter()
+        first, first_cpu = time.perf_counter(), time.process_time() - cpu
         if profile:
             profiler.disable()
             pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(45)
         sess.run(train_step, feed)
         second = time.perf_counter()
 print(json.dumps({"import": imported - start, "build": built - imported, "init": initialised - built,
-                  "first_step": first - initialised, "second_step": second - first}))
+                  "first_step": first - initialised, "second_step": second - first, "first_cpu": first_cpu,
+                  "to_first": first - start, "to_first_cpu": first_cpu + cpu - start_cpu,
+                  "numba": "numba" in sys.modules}))
 '''
 
 
-def measure(python: str, framework: str, profile: bool = False) -> dict:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+# row -> (framework, environment changes, fresh Numba cache per run)
+ROWS = {
+    "tftk": ("tftk", {}, False),
+    "tftk-jit": ("tftk", {"TFTK_AOT_KERNELS": "0"}, False),
+    "tf": ("tf", {}, False),
+    "tftk cold": ("tftk", {}, True),
+    "tftk-jit cold": ("tftk", {"TFTK_AOT_KERNELS": "0"}, True),
+    "numba": ("numba", {"TFTK_AOT_KERNELS": "0"}, False),
+}
+
+
+def measure(python: str, row: str, profile: bool = False) -> dict:
+    framework, changes, cold = ROWS.get(row, (row, {}, False))
+    # .pyc files are written as a user's Python writes them (this shell may say not to)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", **changes)
     source = NUMBA_FLOOR if framework == "numba" else CHILD
-    proc = subprocess.run([python, "-c", source, framework, str(ROOT), "1" if profile else "0"],
-                          capture_output=True, text=True, env=env, timeout=900)
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as fresh:
+        if cold:
+            env["NUMBA_CACHE_DIR"] = fresh
+        proc = subprocess.run([python, "-c", source, framework, str(ROOT), "1" if profile else "0"],
+                              capture_output=True, text=True, env=env, timeout=900)
     if proc.returncode != 0:
-        raise RuntimeError(f"{framework} child failed:\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"{row} child failed:\n{proc.stderr[-3000:]}")
     if profile:
         print(proc.stderr)
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def ensure_kernel_module() -> bool:
+    """Build the ahead-of-time kernel module when it is missing; False when it cannot be built."""
+    from tftk.kernels import aot
+
+    if aot.load(aot.kernel_dir(), aot.module_name()):
+        return True
+    print(f"building the ahead-of-time kernel module in {aot.kernel_dir()} ...", flush=True)
+    return subprocess.run([sys.executable, "-m", "tftk.kernels.aot_build"]).returncode == 0
 
 
 def main() -> None:
@@ -92,33 +133,43 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--tf-python", default=os.environ.get("TFTK_TF_PYTHON"),
                         help="a Python with TensorFlow installed (default: $TFTK_TF_PYTHON)")
+    parser.add_argument("--cold", action="store_true", help="add the fresh-install rows (empty Numba cache)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one tftk first step")
     args = parser.parse_args()
-    measure(sys.executable, "tftk")  # warms Numba's cache; not counted
-    measure(sys.executable, "numba")
+    rows = ["tftk", "tftk-jit"] if ensure_kernel_module() else ["tftk-jit"]
+    rows += ["tf"] if args.tf_python else []
+    rows += [f"{row} cold" for row in rows if row.startswith("tftk")] if args.cold else []
+    for row in rows:
+        if row.startswith("tftk") and not row.endswith("cold"):
+            measure(sys.executable, row)  # warms Numba's cache and the .pyc files; not counted
     if args.profile:
-        measure(sys.executable, "tftk", profile=True)
+        measure(sys.executable, rows[0], profile=True)
         return
-    rounds: dict[str, list[dict]] = {"tftk": [], "tf": []}
+    results: dict[str, list[dict]] = {row: [] for row in rows}
     floor = []
     for _ in range(args.repeats):
-        rounds["tftk"].append(measure(sys.executable, "tftk"))
+        for row in rows:
+            results[row].append(measure(args.tf_python if row == "tf" else sys.executable, row))
         floor.append(measure(sys.executable, "numba")["first_call"])
-        if args.tf_python:
-            rounds["tf"].append(measure(args.tf_python, "tf"))
-    print(f"load average {os.getloadavg()[0]:.2f}; medians of {args.repeats} fresh processes, seconds")
-    print(f"{'':8}{'import':>9}{'build':>9}{'init':>9}{'1st step':>10}{'2nd step':>10}")
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min) after; medians of {args.repeats} fresh processes, seconds")
+    print(f"{'':15}{'import':>8}{'build':>8}{'init':>8}{'1st step':>10}{'its CPU':>9}{'2nd step':>10}"
+          f"{'to 1st':>8}{'its CPU':>9}  Numba imported")
     medians = {}
-    for name, results in rounds.items():
-        if not results:
-            print(f"{name:8}(not run: pass --tf-python)")
-            continue
-        medians[name] = {k: statistics.median(r[k] for r in results) for k in results[0]}
-        m = medians[name]
-        print(f"{name:8}{m['import']:9.3f}{m['build']:9.3f}{m['init']:9.3f}{m['first_step']:10.3f}{m['second_step']:10.3f}")
-    print(f"{'numba':8}{'':36}{statistics.median(floor):10.3f}   (first call of a one-loop cached kernel)")
-    if len(medians) == 2:
-        print(f"first step tftk/TF: {medians['tftk']['first_step'] / medians['tf']['first_step']:.2f}x")
+    for row, runs in results.items():
+        medians[row] = m = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "numba"}
+        print(f"{row:15}{m['import']:8.3f}{m['build']:8.3f}{m['init']:8.3f}{m['first_step']:10.3f}"
+              f"{m['first_cpu']:9.3f}{m['second_step']:10.3f}{m['to_first']:8.3f}{m['to_first_cpu']:9.3f}"
+              f"  {runs[0]['numba']}")
+    print(f"{'numba':15}{'':24}{statistics.median(floor):10.3f}   (first call of a one-loop cached kernel)")
+    if "tf" in medians:
+        for row in rows:
+            if row != "tf":
+                print(f"{row} / TF: first step {medians[row]['first_step'] / medians['tf']['first_step']:.2f}x "
+                      f"(CPU {medians[row]['first_cpu'] / medians['tf']['first_cpu']:.2f}x), "
+                      f"to 1st {medians[row]['to_first'] / medians['tf']['to_first']:.2f}x "
+                      f"(CPU {medians[row]['to_first_cpu'] / medians['tf']['to_first_cpu']:.2f}x)")
+    else:
+        print("tf: not run (pass --tf-python)")
 
 
 if __name__ == "__main__":

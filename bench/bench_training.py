@@ -1,7 +1,7 @@
 """Training-step throughput: tftk vs PyTorch eager vs TensorFlow (tf.compat.v1) vs hand-written numpy.
 
     python bench/bench_training.py [--repeats 9] [--threads 1,2] [--busy 0,1] [--tf-python /path/to/python]
-                                   [--workloads mlp100,mlp1000,cnn64,deepmnist,lstm] [--cold-cache]
+                                   [--workloads mlp100,mlp1000,cnn64,deepmnist,lstm] [--cold-cache] [--no-aot]
 
 Each framework runs in its own worker process (so thread settings and imports don't interfere)
 with the same initial weights and batches; the coordinator asks the workers for timings in
@@ -402,10 +402,12 @@ def _env(threads: int) -> dict:
 
 
 def start_worker(python: str, framework: str, data_path: Path, workload: str, threads: int,
-                 numba_cache: str | None = None):
+                 numba_cache: str | None = None, aot: bool = True):
     env = _env(threads)
     if numba_cache is not None:
         env["NUMBA_CACHE_DIR"] = numba_cache
+    if not aot:
+        env["TFTK_AOT_KERNELS"] = "0"
     proc = subprocess.Popen([python, __file__, "--serve", framework, str(data_path), workload, str(threads)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     line = proc.stdout.readline()
@@ -441,7 +443,11 @@ def main() -> None:
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out even when installed")
     parser.add_argument("--cold-cache", action="store_true",
                         help="start tftk's workers with an empty Numba cache: 'first step' is then a fresh "
-                             "install's (kernels compiled), not a later process's (kernels loaded)")
+                             "install's, not a later process's (kernels loaded); the ahead-of-time kernel "
+                             "module is used when built (python -m tftk.kernels.aot_build at install)")
+    parser.add_argument("--no-aot", action="store_true",
+                        help="tftk's workers leave the ahead-of-time kernel module unused (TFTK_AOT_KERNELS=0): "
+                             "with --cold-cache, a fresh install without a C compiler (every kernel compiled)")
     args = parser.parse_args()
     frameworks = {"tftk": sys.executable, "numpy": sys.executable, "floor": sys.executable}
     if not args.no_torch and available(sys.executable, "torch"):
@@ -480,7 +486,8 @@ def run_workload(workload: str, frameworks: dict, data_path: Path, args, threads
     workers, first = {}, {}
     for name in names:
         cold = tempfile.mkdtemp(prefix="numba-cold-") if args.cold_cache and name == "tftk" else None
-        proc, hello = start_worker(frameworks[name], name, data_path, workload, threads, cold)
+        proc, hello = start_worker(frameworks[name], name, data_path, workload, threads, cold,
+                                   aot=not (args.no_aot and name == "tftk"))
         if proc is not None:
             workers[name], first[name] = proc, (hello["first_step"], hello["first_cpu"])
     spinners = busy_loops(busy)

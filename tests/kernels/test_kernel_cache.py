@@ -51,7 +51,7 @@ print("compiled:", sorted(set(compiled)))
 
 
 def _run(cache_dir: str, prelude: str = "", program: str = _PROGRAM) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "TFTK_AOT_KERNELS": "0"}  # Numba's cache, not AOT
     return subprocess.run([sys.executable, "-c", prelude + program], capture_output=True, text=True, env=env,
                           timeout=600)
 

@@ -54,7 +54,7 @@ class ConfigProto:
 
 
 _blas_limiter: Any = None
-_applied: dict[int, int] = {}
+_applied: dict[int, tuple[int, bool]] = {}
 
 
 def apply_thread_limits(threads: int) -> None:
@@ -65,15 +65,17 @@ def apply_thread_limits(threads: int) -> None:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
     bound = threads
     threads = effective_threads(threads)
-    if _applied.get(threading.get_ident()) == threads:
+    # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
+    # limits were set: the next run then bounds its threads too.
+    numba_loaded = "numba" in sys.modules
+    if _applied.get(threading.get_ident()) == (threads, numba_loaded):
         return
     global _blas_limiter
     from threadpoolctl import threadpool_limits  # cheap, but only when a limit is asked for
     _blas_limiter = threadpool_limits(limits=threads, user_api="blas")
-    numba = sys.modules.get("numba")
-    if numba is None:
-        if bound > 0:
-            os.environ["NUMBA_NUM_THREADS"] = str(bound)  # read when numba is first imported
-    else:
+    if numba_loaded:
+        import numba  # waits while another thread is still importing it
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    _applied[threading.get_ident()] = threads
+    elif bound > 0:
+        os.environ["NUMBA_NUM_THREADS"] = str(bound)  # read when numba is first imported
+    _applied[threading.get_ident()] = (threads, numba_loaded)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import threading
 import traceback
 from typing import Any, Callable, Iterable, Iterator
@@ -132,7 +133,10 @@ class Operation:
         self._device = device
         self._attrs = attrs
         self._guard = guard  # cond branches this op lives in: ((pred_tensor, taken_when), ...)
-        self._traceback = traceback.extract_stack(limit=12)[:-3]
+        # where the op was made; source lines are read only when someone looks (TF's op.traceback)
+        stack = traceback.StackSummary.extract(traceback.walk_stack(sys._getframe()), limit=12, lookup_lines=False)
+        stack.reverse()
+        self._traceback = stack[:-3]
         self._outputs = [Tensor(self, i, dt, sh) for i, (dt, sh) in enumerate(output_specs)]
         self._id = graph._next_id()
         for t in self._inputs:

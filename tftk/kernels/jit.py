@@ -1,43 +1,129 @@
-"""`njit` for tftk's kernels: Numba's, releasing the GIL, with an on-disk cache when one can be written.
+"""`njit` for tftk's kernels: compiled on first call, from the ahead-of-time module when it has them.
+
+A decorated kernel is a `Kernel`: nothing is imported or compiled when its module is imported.
+Its first call looks the kernel up in the ahead-of-time compiled module (`tftk.kernels.aot`, built
+by `python -m tftk.kernels.aot_build`); a call whose argument types that module was built for runs
+there, without Numba ever being imported (Numba's import and its per-process set-up cost ~0.5 s,
+more than a training step). Any other call goes to the Numba dispatcher, made on first need, which
+compiles (or loads from Numba's on-disk cache) a version for those types, as `numba.njit` does; a
+kernel without ahead-of-time versions then puts that dispatcher in its module in its own place, so
+calls by name pay no more than Numba's.
 
 Kernels are compiled `nogil`: they touch only the arrays they are given, so the sessions of one
 process (the model server runs many, each in its own thread) and the tile threads of
-`tftk.kernels.parallel` run them side by side instead of one at a time.
+`tftk.kernels.parallel` run them side by side instead of one at a time. The ahead-of-time module is
+built with the same options (`nogil`, the error model), so both give the same bits.
 
 Numba raises "cannot cache function ...: no locator available" when no cache location is
 writable (a read-only NUMBA_CACHE_DIR, a read-only install without a writable home), which would
 make every kernel unusable; then the kernel is compiled in memory instead, once per process.
+
+`prange` here stands for `numba.prange` in kernel modules that must not import Numba: the first
+time one of that module's kernels is compiled by Numba, the module's `prange` is bound to Numba's.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 import warnings
 from typing import Any, Callable
 
-from numba import njit as _numba_njit
+from tftk.kernels import aot
 
-__all__ = ["njit"]
+__all__ = ["njit", "prange", "Kernel"]
 
 _warned = False
+_lock = threading.Lock()
+
+
+def prange(*args: int) -> range:
+    """`numba.prange` in a module that has not imported Numba yet (a plain `range` when run as Python)."""
+    return range(*args)
+
+
+class Kernel:
+    """A jitted function: the ahead-of-time version for the types it was built for, else Numba's dispatcher."""
+
+    def __init__(self, py_func: Callable, options: dict):
+        self.py_func = py_func
+        self.options = options
+        self.__name__ = py_func.__name__
+        self.__qualname__ = py_func.__qualname__
+        self.__module__ = py_func.__module__
+        self.__doc__ = py_func.__doc__
+        self._dispatcher: Any = None
+        self._call: Callable = self._first_call
+
+    def __call__(self, *args: Any) -> Any:
+        return self._call(*args)
+
+    def __repr__(self) -> str:
+        return f"<tftk kernel {self.__module__}.{self.__qualname__}>"
+
+    def __reduce__(self) -> str:  # pickled by name, as functions are
+        return self.__qualname__
+
+    def _first_call(self, *args: Any) -> Any:
+        compiled = aot.exports(f"{self.__module__}:{self.__qualname__}")
+        if compiled:
+            def call(*args: Any) -> Any:
+                function = compiled.get(aot.signature_key(args))
+                return self.dispatcher(*args) if function is None else function(*args)
+            self._call = call
+        else:
+            self._call = self.dispatcher
+            module = sys.modules.get(self.__module__)
+            if module is not None and getattr(module, self.__name__, None) is self:
+                setattr(module, self.__name__, self._call)  # callers by name skip this object's call
+        return self._call(*args)
+
+    @property
+    def dispatcher(self) -> Any:
+        """Numba's dispatcher for this kernel (Numba is imported and the dispatcher made on first use)."""
+        if self._dispatcher is None:
+            with _lock:
+                if self._dispatcher is None:
+                    self._dispatcher = _numba_dispatcher(self.py_func, self.options)
+        return self._dispatcher
+
+    # What Numba asks of a global it finds in another kernel's body (a call to this kernel).
+    @property
+    def _numba_type_(self) -> Any:
+        return self.dispatcher._numba_type_
+
+    @property
+    def targetoptions(self) -> dict:
+        return self.dispatcher.targetoptions
+
+    def __getattr__(self, name: str) -> Any:  # signatures, overloads, stats, inspect_types, ...
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
 
 
 def njit(*args: Any, **options: Any) -> Any:
-    """`numba.njit(cache=True, nogil=True, ...)` that falls back to `cache=False` when caching is impossible."""
+    """`numba.njit(cache=True, nogil=True, ...)`, lazily: returns a `Kernel` (see the module docstring)."""
     if args and callable(args[0]):
         return njit(**options)(args[0])
     options.setdefault("cache", True)
     options.setdefault("nogil", True)
+    return lambda fn: Kernel(fn, dict(options))
 
-    def decorate(fn: Callable) -> Any:
-        try:
-            return _numba_njit(**options)(fn)
-        except RuntimeError as exc:
-            if "no locator available" not in str(exc):
-                raise
-            _warn_once(exc)
-            return _numba_njit(**{**options, "cache": False})(fn)
 
-    return decorate
+def _numba_dispatcher(fn: Callable, options: dict) -> Any:
+    """Numba's dispatcher for `fn`, falling back to `cache=False` when no cache can be written."""
+    import numba
+
+    if fn.__globals__.get("prange") is prange:
+        fn.__globals__["prange"] = numba.prange
+    try:
+        return numba.njit(**options)(fn)
+    except RuntimeError as exc:
+        if "no locator available" not in str(exc):
+            raise
+        _warn_once(exc)
+        return numba.njit(**{**options, "cache": False})(fn)
 
 
 def _warn_once(exc: RuntimeError) -> None:
@@ -46,4 +132,4 @@ def _warn_once(exc: RuntimeError) -> None:
         _warned = True
         warnings.warn(f"tftk: Numba cannot write its kernel cache ({exc}); kernels are compiled in "
                       "memory for this process. Set NUMBA_CACHE_DIR to a writable folder to keep them.",
-                      RuntimeWarning, stacklevel=3)
+                      RuntimeWarning, stacklevel=4)

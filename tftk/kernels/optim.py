@@ -26,9 +26,7 @@ offending argument. Slots are the caller's: e.g. Adagrad's initial accumulator, 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
-
-from tftk.kernels.jit import njit
+from tftk.kernels.jit import njit, prange
 
 from tftk.framework.errors import InvalidArgumentError
 

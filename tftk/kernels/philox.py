@@ -17,10 +17,11 @@ op moves its generator on by 256 blocks per output value (TF's ReserveRandomOutp
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
+
+from tftk.kernels.jit import njit
 
 __all__ = ["PhiloxState", "uniform_float", "standard_normal", "truncated_normal", "uniform_int",
            "philox_blocks"]
@@ -113,10 +114,11 @@ def uniform_float(key, counter, n: int, dtype) -> np.ndarray:
     return _to_float(_fixed_groups(key, counter, n, 4)).reshape(-1)[:n].astype(dtype, copy=False)
 
 
+@njit(cache=True, nogil=True)
 def _box_muller_loop(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """sin and cos branches of Box-Muller in float32 through libm's logf/sinf/cosf (what TF's
     sincosf computes), so the values agree with TF to the bit (numpy's float32 sin and log are
-    vectorised approximations a few ulps away). Compiled by Numba on first use."""
+    vectorised approximations a few ulps away)."""
     first = np.empty(u.size, np.float32)
     second = np.empty(u.size, np.float32)
     for i in range(u.size):
@@ -129,14 +131,7 @@ def _box_muller_loop(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def _box_muller_float(x0: np.ndarray, x1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """TF's BoxMullerFloat of two 32-bit samples (its angle is float(2 * M_PI * u), M_PI a double)."""
     angle = (2.0 * np.pi * _to_float(x1).astype(np.float64)).astype(np.float32)
-    return _compiled_box_muller()(np.ascontiguousarray(_to_float(x0)), angle)
-
-
-@functools.cache
-def _compiled_box_muller():
-    import numba  # lazy: Numba loads only when a normal draw runs
-
-    return numba.njit(cache=True, nogil=True)(_box_muller_loop)
+    return _box_muller_loop(np.ascontiguousarray(_to_float(x0)), angle)
 
 
 def standard_normal(key, counter, n: int, dtype) -> np.ndarray:

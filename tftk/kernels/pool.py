@@ -17,9 +17,7 @@ like TF's MaxPoolWithArgmax(include_batch_in_index=True); overlapping windows ad
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
-
-from tftk.kernels.jit import njit
+from tftk.kernels.jit import njit, prange
 
 from tftk.kernels.conv import window_output_size
 

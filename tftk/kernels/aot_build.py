@@ -1,0 +1,136 @@
+"""Build the ahead-of-time kernel module (`tftk.kernels.aot`): `python -m tftk.kernels.aot_build`.
+
+Compiles every kernel of `aot.SIGNATURES` with Numba's `pycc` into one extension module in
+`aot.kernel_dir()`, for the host CPU, each with the options its `njit` names (nogil, error model,
+fastmath) so the module computes what the Numba-compiled kernel computes. `parallel=True` kernels
+are compiled serial: their `prange` loops update each element on its own, which gives the same
+values in any order. Needs Numba and a C compiler (pycc links the module); exit status 2 and one
+line saying what is missing when either fails, and then nothing is written: tftk keeps compiling
+its kernels with Numba on first use, as without this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from tftk.kernels import aot
+
+__all__ = ["build", "main"]
+
+
+def build(directory: Path | None = None, verbose: bool = False) -> Path:
+    """Compile the module into `directory` (default `aot.kernel_dir()`); return the library's path."""
+    import numba  # noqa: F401  (before numba.pycc, which warns on import)
+    from numba.core.errors import NumbaPendingDeprecationWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
+        from numba.pycc import CC
+
+    directory = Path(directory or aot.kernel_dir())
+    name = aot.module_name()
+    exports: list[tuple[str, str, list]] = []
+    functions: dict[Callable, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="tftk-aot-") as scratch:
+        module = CC(name)
+        module.output_dir = scratch
+        module.target_cpu = "host"
+        module.verbose = verbose
+        for kernel_name, signatures in aot.SIGNATURES.items():
+            kernel = _kernel(kernel_name)
+            functions[kernel.py_func] = kernel
+            for index, signature in enumerate(signatures):
+                export = f"{kernel_name.replace('.', '_').replace(':', '__')}_{index}"
+                module.export(export, signature)(kernel.py_func)
+                exports.append((export, kernel_name, _key_of(signature)))
+        with _kernel_options(functions), open(os.devnull, "w") as devnull, \
+                contextlib.redirect_stdout(sys.stdout if verbose else devnull):
+            module.compile()
+        library = next(Path(scratch).glob(f"{name}*"))
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / library.name
+        shutil.move(str(library), f"{target}.partial")
+        os.replace(f"{target}.partial", target)
+        (directory / f"{name}.json.partial").write_text(json.dumps({"exports": exports}, indent=1))
+        os.replace(directory / f"{name}.json.partial", directory / f"{name}.json")
+    return target
+
+
+def _kernel(kernel_name: str) -> Any:
+    """The `Kernel` named "module:qualname" (and with it the function and its options)."""
+    module_name, qualname = kernel_name.split(":")
+    kernel = getattr(importlib.import_module(module_name), qualname)
+    if not hasattr(kernel, "py_func") or not hasattr(kernel, "options"):
+        raise TypeError(f"{kernel_name} is not a tftk.kernels.jit kernel")
+    return kernel
+
+
+def _key_of(signature: str) -> list:
+    """`aot.signature_key` of the arguments this Numba signature accepts (JSON-ready)."""
+    from numba.core import sigutils, types
+    from numba.np.numpy_support import as_dtype
+
+    args, _ = sigutils.normalize_signature(signature)
+    key: list = []
+    for arg in args:
+        if isinstance(arg, types.Array):
+            assert arg.layout == "C" and arg.mutable and arg.aligned, signature
+            key.append([as_dtype(arg.dtype).str, arg.ndim])
+        else:
+            key.append(as_dtype(arg).str)
+    return key
+
+
+@contextlib.contextmanager
+def _kernel_options(functions: dict[Callable, Any]) -> Iterator[None]:
+    """While pycc compiles, give each kernel the compiler flags its `njit` options give a Numba
+    dispatcher (pycc itself uses one default set for all), `parallel` excepted (compiled serial)."""
+    import numba.pycc.compiler as pycc_compiler
+    from numba.core.compiler import Flags
+
+    original = pycc_compiler.compile_extra
+
+    def compile_extra(typingctx, targetctx, func, args, return_type, flags, locals, library):
+        dispatcher = functions[func].dispatcher
+        options = {k: v for k, v in dispatcher.targetoptions.items() if k != "parallel"}
+        kernel_flags = dispatcher.targetdescr.options.parse_as_flags(Flags(), options)
+        kernel_flags.no_compile, kernel_flags.nrt = flags.no_compile, flags.nrt
+        return original(typingctx, targetctx, func, args, return_type, kernel_flags, locals=locals,
+                        library=library)
+
+    pycc_compiler.compile_extra = compile_extra
+    try:
+        yield
+    finally:
+        pycc_compiler.compile_extra = original
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tftk.kernels.aot_build", description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, default=None, help=f"output folder (default: {aot.kernel_dir()})")
+    parser.add_argument("--verbose", action="store_true", help="show the compiler's commands")
+    args = parser.parse_args(argv)
+    try:
+        path = build(args.dir, args.verbose)
+    except Exception as exc:  # noqa: BLE001 - one line for the user; kernels still work through Numba
+        reason = (str(exc).strip().splitlines() or [""])[0]
+        print(f"tftk: could not build the ahead-of-time kernels ({type(exc).__name__}: {reason}); "
+              "tftk compiles them with Numba on first use instead (needs a C compiler: install gcc or clang)",
+              file=sys.stderr)
+        return 2
+    print(f"built {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
