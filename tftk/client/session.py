@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from tftk.client import executor
+from tftk.client.allocator import keep_freed_buffers
 from tftk.client.config import ConfigProto, apply_thread_limits
 from tftk.framework import errors, nest
 from tftk.framework.ops import (Graph, Operation, Tensor, _default_session_stack,
@@ -64,6 +65,7 @@ class BaseSession:
     def __init__(self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None):
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config if config is not None else ConfigProto()
+        keep_freed_buffers()
         if target:  # a task of a cluster: variables live on the tasks their devices name
             from tftk.distributed.remote import ClusterContext
             timeout = self._config.operation_timeout_in_ms / 1000 if self._config.operation_timeout_in_ms > 0 else 30.0
