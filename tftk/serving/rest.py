@@ -13,6 +13,7 @@ already waiting. Each request writes one JSON line to the `tftk.serving.access` 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -173,7 +174,8 @@ class RestApp:
             spec = _spec_json(ref, servable.version, call.signature_name)
             if self.api.batcher is not None and call.batchable:
                 stage_times.switch("batch_handoff")
-                future = self.api.batcher.submit(servable, call.signature_name, call.inputs, call.keys)
+                future = self.api.batcher.submit(servable, call.signature_name, call.inputs, call.keys,
+                                                 loop=asyncio.get_running_loop())
             else:
                 # A small run costs less than handing it to a thread and back: run it here unless the
                 # version is busy elsewhere.
