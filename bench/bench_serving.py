@@ -8,8 +8,11 @@ both in turn (interleaved), --repeats rounds, and the table shows the medians, s
 compares like with like on a shared machine. Each request is one example (`{"instances": [...]}`).
 Besides wrk's figures, the server's CPU time per answered request (user + system, all its
 threads, from /proc) is shown: on a loaded machine wall-clock rates mostly measure the
-scheduler, while CPU per request says what one request costs the server. Needs `wrk` (apt-get
-install wrk) and the serve extra. Loopback only; every wrk run is bounded by --duration.
+scheduler, while CPU per request says what one request costs the server; so is wrk's own CPU per
+request (it shares the machine's cores with the server). --stage-times starts the servers with
+`tftk serve --stage-times` and splits the server's CPU per request by stage (HTTP, JSON decode,
+batch hand-off, Session.run, ...). Needs `wrk` (apt-get install wrk) and the serve extra.
+Loopback only; every wrk run is bounded by --duration.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -39,9 +43,11 @@ def train(run: Path, config: str) -> None:
                     "results_root=" + str(run.parent)], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
 
 
-def start_server(run: Path, port: int, batching: Path | None) -> subprocess.Popen:
+def start_server(run: Path, port: int, batching: Path | None, stage_times: bool) -> subprocess.Popen:
     command = [sys.executable, "-c", "from tftk.cli import main; main()", "serve", "--result-dir", str(run),
                "--model-name", "m", "--rest-api-port", str(port), "--port", "0", "--access-log", ""]
+    if stage_times:
+        command.append("--stage-times")
     if batching is not None:
         command += ["--enable-batching", "--batching-parameters-file", str(batching)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
@@ -67,20 +73,37 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def stage_seconds(port: int) -> dict[str, float]:
+    """The server's CPU seconds by stage so far (`tftk serve --stage-times`), {} when it does not count them."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    return {stage: float(value) for stage, value in
+            re.findall(r'^tftk_serving_stage_cpu_seconds_total\{stage="(\w+)"\} (\S+)$', text, re.M)}
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_wrk(port: int, pid: int, script: Path, clients: int, duration: int) -> dict:
-    """wrk's requests/s, p50 and p99 (ms), the count of non-2xx answers, and the server's CPU us per request."""
-    cpu_before = cpu_seconds(pid)
+    """wrk's requests/s, p50 and p99 (ms), the count of non-2xx answers, the server's and wrk's CPU us per
+    request, and the server's CPU us per request by stage (when counted)."""
+    stages_before, cpu_before, wrk_before = stage_seconds(port), cpu_seconds(pid), children_cpu()
     done = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{duration}s", "--timeout", "10s", "--latency",
                            "-s", str(script), f"http://127.0.0.1:{port}/v1/models/m:predict"],
                           capture_output=True, text=True, timeout=duration + 60)
-    cpu = cpu_seconds(pid) - cpu_before
+    cpu, wrk_cpu = cpu_seconds(pid) - cpu_before, children_cpu() - wrk_before
+    stages = {stage: seconds - stages_before[stage] for stage, seconds in stage_seconds(port).items()}
     out = done.stdout
     if "Requests/sec" not in out:
         raise SystemExit(f"wrk failed:\n{out}{done.stderr}")
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     answered = int(re.search(r"(\d+) requests in", out).group(1))
+    per_request = 1e6 / max(answered, 1)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "cpu_us": cpu / max(answered, 1) * 1e6,
+            "cpu_us": cpu * per_request, "wrk_cpu_us": wrk_cpu * per_request,
+            "stages_us": {stage: seconds * per_request for stage, seconds in stages.items()},
             "p50": _milliseconds(re.search(r"\s50%\s+(\S+)", out).group(1)),
             "p99": _milliseconds(re.search(r"\s99%\s+(\S+)", out).group(1)),
             "errors": int(errors.group(1)) if errors else 0}
@@ -94,11 +117,15 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--max-batch-size", type=int, default=64)
     parser.add_argument("--batch-timeout-micros", type=int, default=5000)
+    parser.add_argument("--stage-times", action="store_true", help="split the server's CPU per request by stage")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk not found: apt-get install wrk")
     os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".venv" / "numba-cache"))
-    print(f"load at start: {os.getloadavg()[0]:.1f} (1-minute average, {os.cpu_count()} cores)", flush=True)
+    from tftk.serving.json_codec import BACKEND
+
+    print(f"load at start: {os.getloadavg()[0]:.1f} (1-minute average, {os.cpu_count()} cores); JSON: {BACKEND}",
+          flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
@@ -112,7 +139,8 @@ def main() -> None:
             train(run, config)
             script = work / f"{name}.lua"
             script.write_text(_LUA.format(body=json.dumps({"instances": [example]})))
-            servers = {False: start_server(run, 18701, None), True: start_server(run, 18702, batching)}
+            servers = {False: start_server(run, 18701, None, args.stage_times),
+                       True: start_server(run, 18702, batching, args.stage_times)}
             try:
                 for clients in args.clients:
                     rounds = {False: [], True: []}
@@ -124,10 +152,12 @@ def main() -> None:
                             print(f"{name:8} clients={clients:3} batching={'on ' if batched else 'off'} "
                                   f"{result['rps']:8.0f} req/s  p50 {result['p50']:7.2f} ms  "
                                   f"p99 {result['p99']:7.2f} ms  cpu {result['cpu_us']:6.0f} us/req  "
-                                  f"non-2xx {result['errors']}", flush=True)
+                                  f"wrk cpu {result['wrk_cpu_us']:4.0f} us/req  non-2xx {result['errors']}", flush=True)
                     for batched, results in rounds.items():
                         median = {key: statistics.median(r[key] for r in results)
-                                  for key in ("rps", "p50", "p99", "cpu_us")}
+                                  for key in ("rps", "p50", "p99", "cpu_us", "wrk_cpu_us")}
+                        median["stages_us"] = {stage: statistics.median(r["stages_us"][stage] for r in results)
+                                               for stage in results[0]["stages_us"]}
                         rows.append((name, clients, batched, {**median, "errors": sum(r["errors"] for r in results)}))
             finally:
                 for process in servers.values():
@@ -135,14 +165,25 @@ def main() -> None:
                     process.wait(30)
     print(f"\nmedians of {args.repeats} interleaved {args.duration} s wrk runs; max_batch_size {args.max_batch_size}, "
           f"batch_timeout_micros {args.batch_timeout_micros}; load at end {os.getloadavg()[0]:.1f}")
-    print("\n| model | clients | batching | req/s | p50 ms | p99 ms | server CPU us/req | non-2xx "
+    print("\n| model | clients | batching | req/s | p50 ms | p99 ms | server CPU us/req | wrk CPU us/req | non-2xx "
           "| batched/unbatched req/s | unbatched/batched CPU |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, clients, batched, result in rows:
         base = next(r for n, c, b, r in rows if n == name and c == clients and not b)
         ratios = f"{result['rps'] / base['rps']:.2f}x | {base['cpu_us'] / result['cpu_us']:.2f}x" if batched else " | "
         print(f"| {name} | {clients} | {'on' if batched else 'off'} | {result['rps']:.0f} | {result['p50']:.2f} | "
-              f"{result['p99']:.2f} | {result['cpu_us']:.0f} | {result['errors']} | {ratios} |")
+              f"{result['p99']:.2f} | {result['cpu_us']:.0f} | {result['wrk_cpu_us']:.0f} | {result['errors']} "
+              f"| {ratios} |")
+    if args.stage_times:
+        stages = list(rows[0][3]["stages_us"])
+        print("\nserver CPU us per request by stage (medians; `other`: threads and work outside the stages)\n")
+        print("| model | clients | batching | " + " | ".join(stages) + " | other |")
+        print("|---|---|---|" + "---|" * (len(stages) + 1))
+        for name, clients, batched, result in rows:
+            split = result["stages_us"]
+            print(f"| {name} | {clients} | {'on' if batched else 'off'} | "
+                  + " | ".join(f"{split[stage]:.1f}" for stage in stages)
+                  + f" | {result['cpu_us'] - sum(split.values()):.1f} |")
 
 
 if __name__ == "__main__":

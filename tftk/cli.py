@@ -516,6 +516,7 @@ def serve(
     max_queue: int = typer.Option(256, "--max-queue", help="requests in progress before 503 / RESOURCE_EXHAUSTED"),
     request_timeout: float = typer.Option(10.0, "--request-timeout-seconds", help="time a client has to send its request (408 after)"),
     access_log: Optional[str] = typer.Option("-", "--access-log", help="JSON-lines access log file ('-': stderr, '': off)"),
+    stage_times: bool = typer.Option(False, "--stage-times", help="count server CPU time by request stage in /metrics (profiling)"),
 ) -> None:
     """Serve trained models over TensorFlow Serving's REST and gRPC APIs, picking up new versions as they appear."""
     from tftk.serving.batching import Batcher, read_batching_parameters
@@ -528,7 +529,8 @@ def serve(
     models = build_models(result_dir, model_base_path, model_name, model_config_file, num_versions, intra_op)
     parameters = read_batching_parameters(batching_parameters_file) if enable_batching else None
     options = ServerOptions(port=port, rest_api_port=rest_api_port, host=host, rest_api_num_threads=rest_api_num_threads,
-                            max_body_bytes=max_body_bytes, max_queue=max_queue, request_timeout_seconds=request_timeout)
+                            max_body_bytes=max_body_bytes, max_queue=max_queue, request_timeout_seconds=request_timeout,
+                            stage_times=stage_times)
     configure_logging(access_log or None)
     run_server(models, options, Batcher(parameters) if parameters else None, poll_wait_seconds=poll_wait)
 

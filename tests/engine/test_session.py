@@ -194,3 +194,59 @@ def test_make_callable_runs_with_positional_feeds():
     with tf.Session() as sess:
         square = sess.make_callable(y, [x])
         assert square(3.0) == 9.0 and square(4.0) == 16.0
+
+
+def _callable_graph():
+    """(feeds, fetches) with two feeds, nested fetches, an op target and a variable."""
+    a, b = tf.placeholder(tf.float32, [None, 2], name="a"), tf.placeholder(tf.int32, [], name="b")
+    v = tf.Variable(1.0, name="v")
+    total = tf.reduce_sum(a) * tf.cast(b, tf.float32) + v
+    return [b, a], {"total": total, "pair": (a * 2.0, b + 1), "bump": tf.assign_add(v, 1.0).op}
+
+
+@pytest.mark.parametrize("feeds", [
+    ([[1.0, 2.0]], 3),
+    ([[1.0, 2.0], [3.0, 4.0]], 2),  # another batch size: the same plan
+    (np.array([[0.5, 0.25]], np.float64), np.int64(1)),  # converted as run converts
+])
+def test_make_callable_gives_what_run_gives(feeds):
+    value_a, value_b = feeds
+    (b, a), fetches = _callable_graph()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        expected = sess.run(fetches, {a: value_a, b: value_b})
+        got = sess.make_callable(fetches, [b, a])(value_b, value_a)  # feed_list in another order than the ops
+    assert sorted(got) == sorted(expected) and got["bump"] is None
+    assert got["total"] == expected["total"] + 1.0  # the variable was bumped by the run before
+    for got_part, expected_part in zip(got["pair"], expected["pair"]):
+        np.testing.assert_array_equal(got_part, expected_part)
+        assert got_part.dtype == expected_part.dtype
+
+
+@pytest.mark.parametrize("value_a, value_b, error, message", [
+    ([1.0, 2.0], 1, ValueError, "Cannot feed value of shape (2,) for Tensor 'a:0', which has shape '(?, 2)'"),
+    ([[1.0, 2.0]], 1.5, TypeError, "Cannot feed a value of dtype float64 to Tensor 'b:0' of dtype int32."),
+    ([["x", "y"]], 1, TypeError, "Cannot feed a value of dtype <U1 to Tensor 'a:0' of dtype float32."),
+])
+def test_make_callable_refuses_bad_feeds_as_run_does(value_a, value_b, error, message):
+    (b, a), fetches = _callable_graph()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        call = sess.make_callable(fetches["total"], [a, b])
+        with pytest.raises(error) as from_run:
+            sess.run(fetches["total"], {a: value_a, b: value_b})
+        with pytest.raises(error) as from_callable:
+            call(value_a, value_b)
+    assert str(from_callable.value) == str(from_run.value) == message
+
+
+def test_make_callable_after_graph_growth_and_close():
+    x = tf.placeholder(tf.float32, [])
+    with tf.Session() as sess:
+        double = sess.make_callable(x * 2.0, [x])
+        tf.constant(1.0)  # the graph grows after the callable was made
+        assert double(4.0) == 8.0
+        with pytest.raises(TypeError, match="takes 1 feed values, got 2"):
+            double(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="closed Session"):
+        double(1.0)

@@ -10,7 +10,7 @@ import pytest
 
 from tftk.user_input import UserInputError
 from tftk.serving.manager import ModelManager, ServedModel, VersionPolicy
-from tftk.serving.servable import NotFound, RequestError
+from tftk.serving.servable import NotFound, PlannedRuns, RequestError
 from tftk.serving.sources import RunFolderSource
 from tftk.train.checkpoint_io import data_path
 from tftk.train.checkpoint_state import update_checkpoint_state
@@ -176,3 +176,28 @@ def test_try_run_declines_while_another_run_holds_the_version(mlp_run):
                 assert servable.try_run("serving_default", inputs, ["classes"]) is None
     finally:
         model.close()
+
+
+def test_the_server_heap_is_frozen_after_each_change_and_unloaded_versions_are_still_reclaimed(run_copy):
+    """freeze=True (the server's setting) moves the loaded models out of the garbage collector's walks; a
+    version unloaded later must still be reclaimed (its graph is full of reference cycles)."""
+    import gc
+    import weakref
+
+    name_checkpoints(run_copy, 50)
+    manager = ModelManager([ServedModel("digits", RunFolderSource(run_copy))], poll_wait_seconds=-1, freeze=True)
+    try:
+        manager.poll()
+        assert gc.get_freeze_count() > 10_000  # the loaded model's objects
+        with manager.get("digits").acquire() as servable:
+            planned = next(cell.cell_contents for cell in servable.runner.__closure__
+                           if isinstance(cell.cell_contents, PlannedRuns))
+            old_graph = weakref.ref(planned.session.graph)
+        del servable, planned
+        name_checkpoints(run_copy, 50, 100)
+        manager.poll()  # loads 100, unloads 50
+        assert manager.get("digits").versions() == [100]
+        assert old_graph() is None
+    finally:
+        manager.stop()
+        gc.unfreeze()

@@ -146,6 +146,7 @@ def test_metrics_and_access_log(mlp_server):
     assert 'tftk_serving_requests_total{api="rest",method="predict",model="digits",code="200"}' in text
     assert 'tftk_serving_request_latency_seconds_bucket{api="rest",method="predict",model="digits",le="+Inf"}' in text
     assert 'tftk_serving_model_version_loaded{model="digits",version="100"} 1' in text
+    assert "tftk_serving_stage_cpu_seconds_total" not in text  # only with --stage-times
     for junk in range(3):  # made-up URLs and model names do not become label values
         mlp_server.request("GET", f"/junk/{junk}")
         mlp_server.request("GET", f"/v1/models/junk{junk}")

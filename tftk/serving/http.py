@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import unquote
 
+from tftk.serving import stage_times
+
 __all__ = ["Request", "Response", "Pending", "HttpLimits", "HttpConnection", "serve_http"]
 
 _REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed",
@@ -99,7 +101,7 @@ class HttpConnection(asyncio.Protocol):
         self._client = ""
         self._deadline: float | None = None  # when the head or body being waited for is late (sweep_deadlines)
         self._ready: deque[tuple[Request, bool]] = deque()  # complete requests waiting their turn
-        self._busy = False  # a request is being answered
+        self._pending: tuple[Pending, bool] | None = None  # the answer being computed, and keep-alive
         self._receiving = False  # a request has begun arriving
         self._head_done = False  # ... and its head is in
         self._discarding = False  # reading the rest of a refused body before closing
@@ -127,16 +129,18 @@ class HttpConnection(asyncio.Protocol):
         self._transport = None
 
     def data_received(self, data: bytes) -> None:
+        stage_times.switch("http")
         try:
             self._parser.feed_data(data)
         except self._errors:
             if not self._discarding:
                 self._write(error_response(400, "malformed HTTP request"), keep_alive=False, answered=False)
+        stage_times.switch("loop")
 
     @property
     def idle(self) -> bool:
         """No request arriving, waiting or being answered: safe to close when stopping."""
-        return not (self._busy or self._receiving or self._ready)
+        return not (self._pending or self._receiving or self._ready)
 
     def close_if_idle(self) -> None:
         if self.idle and self._transport is not None:
@@ -188,46 +192,53 @@ class HttpConnection(asyncio.Protocol):
         request = Request(self._parser.get_method().decode("latin-1"), unquote(path) if "%" in path else path,
                           self._headers, b"".join(self._body), self._client)
         self._ready.append((request, self._parser.should_keep_alive()))
-        if self._busy:
+        if self._pending:
             self._transport.pause_reading()  # one pipelined request waits; read no further
         else:
             self._next()
 
     # ---- answering -----------------------------------------------------------------------------------
     def _next(self) -> None:
-        while self._ready and not self._busy and self._transport is not None:
+        while self._ready and not self._pending and self._transport is not None:
             request, keep_alive = self._ready.popleft()
             self._round()
             try:
                 answer = self._handler(request)
             except Exception as error:  # the handler answers its errors itself; this is a bug
                 answer = error_response(500, f"{type(error).__name__}: {error}")
+            stage_times.switch("http")
             if isinstance(answer, Pending):
-                self._busy = True
-                answer.future.add_done_callback(lambda future, answer=answer, keep_alive=keep_alive:
-                                                self._schedule(self._finish, answer, keep_alive))
+                # The future keeps its callbacks, and the callback leads back to the future through
+                # _pending: _finish clears it, so no request leaves a cycle for the garbage collector.
+                self._pending = answer, keep_alive
+                answer.future.add_done_callback(self._computed)
                 return
             self._write(answer, keep_alive)
 
-    def _schedule(self, callback, *args) -> None:
-        """Run `callback` on the loop: from the loop's own thread (a batch run there) without waking it."""
+    def _computed(self, future: Future) -> None:
+        """The pending answer's future is done: finish on the loop, from the loop's own thread (a batch run
+        there) without waking it."""
         if threading.get_ident() == self._shared.loop_thread:
-            self._loop.call_soon(callback, *args)
+            self._loop.call_soon(self._finish)
         else:
-            self._loop.call_soon_threadsafe(callback, *args)
+            self._loop.call_soon_threadsafe(self._finish)
 
-    def _finish(self, pending: Pending, keep_alive: bool) -> None:
-        self._busy = False
+    def _finish(self) -> None:
+        pending, keep_alive = self._pending
+        self._pending = None
         try:
             answer = pending.finish(pending.future)
         except Exception as error:
             answer = error_response(500, f"{type(error).__name__}: {error}")
         if self._transport is not None:
             self._write(answer, keep_alive)
+            stage_times.switch("http")
             self._next()
+        stage_times.switch("loop")
 
     def _write(self, answer: Response, keep_alive: bool, answered: bool = True) -> None:
         """Send `answer`; `answered`: it answers an admitted request, which leaves the queue."""
+        stage_times.switch("http_write")
         if answered and self._admitted:
             self._admitted -= 1
             self._shared.queued -= 1
@@ -266,7 +277,7 @@ class HttpConnection(asyncio.Protocol):
         if self._deadline is None or now < self._deadline:
             return
         self._deadline = None
-        if self._transport is None or self._busy:
+        if self._transport is None or self._pending:
             return
         if self._receiving and not self._discarding:
             what = "body" if self._head_done else "head"

@@ -1,7 +1,7 @@
 """The server's `/metrics` in Prometheus' text exposition format (version 0.0.4).
 
 Requests (by API, method, model and status code), a request latency histogram, a batch size
-histogram and the loaded versions. Thread-safe; rendering reads a consistent snapshot.
+histogram, the loaded versions, and with --stage-times the CPU time by request stage. Thread-safe; rendering reads a consistent snapshot.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from typing import Callable
+
+from tftk.serving import stage_times
 
 __all__ = ["Metrics", "LATENCY_BUCKETS", "BATCH_BUCKETS"]
 
@@ -101,4 +103,9 @@ class Metrics:
                   "# TYPE tftk_serving_model_version_loaded gauge"]
         for model, versions in sorted(self._loaded_versions().items()):
             lines += [f"tftk_serving_model_version_loaded{{{_labels(model=model, version=v)}}} 1" for v in versions]
+        if stage_times.enabled():
+            lines += ["# HELP tftk_serving_stage_cpu_seconds_total Server CPU time by request stage (--stage-times).",
+                      "# TYPE tftk_serving_stage_cpu_seconds_total counter"]
+            lines += [f"tftk_serving_stage_cpu_seconds_total{{{_labels(stage=stage)}}} {seconds!r}"
+                      for stage, seconds in stage_times.totals().items()]
         return "\n".join(lines) + "\n"

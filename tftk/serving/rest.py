@@ -13,6 +13,7 @@ already waiting. Each request writes one JSON line to the `tftk.serving.access` 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -21,7 +22,7 @@ from concurrent.futures import Executor, Future
 from contextlib import ExitStack
 from typing import Any
 
-from tftk.serving import json_codec
+from tftk.serving import json_codec, stage_times
 from tftk.serving.api import ModelRef, ServingApi
 from tftk.serving.batching import INLINE_ROWS, QueueFull
 from tftk.serving.http import Pending, Request, Response, error_response
@@ -80,6 +81,7 @@ class RestApp:
             raise HttpError(405, f"{method} not allowed on {path}; use {want}")
         ref = ModelRef(model, _version(match["version"]), match["label"])
         if verb == "predict":
+            stage_times.switch("json_decode")
             return self._predict(ref, _json_object(request.body))
         body = _json_object(request.body) if want == "POST" else {}
         return Pending(self.executor.submit(self._answer, verb, ref, body),
@@ -108,6 +110,7 @@ class RestApp:
 
     def _done(self, request: Request, started: float, route: list[str], answer: Response) -> Response:
         """Count and log an answered request."""
+        stage_times.switch("bookkeeping")
         elapsed = time.perf_counter() - started
         model, verb = route
         # labels from the served names only, so made-up URLs cannot grow the metrics without bound
@@ -152,6 +155,7 @@ class RestApp:
 
         The version stays acquired (not unloaded) until its outputs are in.
         """
+        stage_times.switch("prepare")
         output_filter = request.get("output_filter")
         if output_filter is not None and not (isinstance(output_filter, list)
                                               and all(isinstance(k, str) for k in output_filter)):
@@ -163,18 +167,24 @@ class RestApp:
         try:
             servable = held.enter_context(self.api.manager.get(ref.name).acquire(ref.version, ref.label))
             _, signature = servable.signature(signature_name)
+            stage_times.switch("json_decode")
             inputs, rows = json_inputs(request, signature)
+            stage_times.switch("prepare")
             call = self.api.prepare(servable, signature_name, inputs, output_filter)
             spec = _spec_json(ref, servable.version, call.signature_name)
             if self.api.batcher is not None and call.batchable:
-                future = self.api.batcher.submit(servable, call.signature_name, call.inputs, call.keys)
+                stage_times.switch("batch_handoff")
+                future = self.api.batcher.submit(servable, call.signature_name, call.inputs, call.keys,
+                                                 loop=asyncio.get_running_loop())
             else:
                 # A small run costs less than handing it to a thread and back: run it here unless the
                 # version is busy elsewhere.
                 small = call.batchable and len(next(iter(call.inputs.values()))) <= INLINE_ROWS
+                stage_times.switch("session_run")
                 outputs = servable.try_run(call.signature_name, call.inputs, call.keys) if small else None
                 if outputs is not None:
                     held.close()
+                    stage_times.switch("json_encode")
                     return _json_response({**json_outputs(outputs, rows), "model_spec": spec})
                 future = self.executor.submit(servable.run, call.signature_name, call.inputs, call.keys)
         except BaseException:
@@ -182,6 +192,7 @@ class RestApp:
             raise
 
         def finish(done: Future) -> Response:
+            stage_times.switch("json_encode")
             with held:
                 return _json_response({**json_outputs(done.result(), rows), "model_spec": spec})
         return Pending(future, finish)

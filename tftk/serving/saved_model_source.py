@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from tftk.user_input import UserInputError
-from tftk.serving.servable import Servable, Signature, TensorSpec
+from tftk.serving.servable import PlannedRuns, Servable, Signature, TensorSpec
 from tftk.serving.tensors import ENUM_DTYPE
 
 __all__ = ["SavedModelSource", "SERVING_TAGS"]
@@ -63,12 +63,11 @@ class SavedModelSource:
             session.close()
             raise ValueError(f"{location}: the MetaGraphDef tagged {list(self.tags)} has no signatures")
 
-        def run(signature_name: str, inputs: dict[str, np.ndarray], outputs: list[str]) -> dict[str, np.ndarray]:
+        def tensor(signature_name: str, key: str, is_input: bool) -> str:
             signature = signatures[signature_name]
-            return session.run({key: signature.outputs[key].tensor_name for key in outputs},
-                               {signature.inputs[key].tensor_name: value for key, value in inputs.items()})
+            return (signature.inputs if is_input else signature.outputs)[key].tensor_name
 
-        return Servable(name, version, signatures, run, session.close)
+        return Servable(name, version, signatures, PlannedRuns(session, tensor), session.close)
 
 
 def _signature(proto) -> Signature:

@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 __all__ = ["PREDICT", "CLASSIFY", "REGRESS", "DEFAULT_SIGNATURE", "RequestError", "NotFound", "TensorSpec",
-           "Signature", "Servable"]
+           "Signature", "Servable", "PlannedRuns"]
 
 PREDICT = "tensorflow/serving/predict"
 CLASSIFY = "tensorflow/serving/classify"
@@ -74,6 +74,31 @@ class Signature:
 
 # Runs a signature: (signature name, checked inputs by key, output keys) -> outputs by key.
 Runner = Callable[[str, dict[str, np.ndarray], list[str]], dict[str, np.ndarray]]
+
+
+class PlannedRuns:
+    """A Runner over one session: a Session.make_callable per (signature, outputs, inputs), made on first use.
+
+    A request's run then skips Session.run's look-ups of fetches, feeds and plan (~20 us of the
+    MLP's ~65 us run) and keeps its feed checks. `tensor(signature, key, is_input)` names the graph
+    tensor of a signature entry. Calls are serialised by the Servable's lock.
+    """
+
+    MAX_CALLABLES = 64  # output filters are the client's choice: keep a bounded number of planned combinations
+
+    def __init__(self, session, tensor: Callable[[str, str, bool], object]):
+        self.session, self.tensor = session, tensor
+        self._calls: dict[tuple, Callable] = {}
+
+    def __call__(self, signature_name: str, inputs: dict[str, np.ndarray], outputs: list[str]) -> dict[str, np.ndarray]:
+        key = (signature_name, tuple(outputs), tuple(inputs))
+        call = self._calls.get(key)
+        if call is None:
+            call = self.session.make_callable({name: self.tensor(signature_name, name, False) for name in outputs},
+                                              [self.tensor(signature_name, name, True) for name in inputs])
+            if len(self._calls) < self.MAX_CALLABLES:
+                self._calls[key] = call
+        return call(*inputs.values())
 
 
 @dataclass

@@ -37,6 +37,7 @@ class ServerOptions:
     max_queue: int = 256
     request_timeout_seconds: float = 10.0  # a client must send its request head and body within this
     grace_seconds: float = 30.0
+    stage_times: bool = False  # count CPU time by request stage in /metrics (tftk.serving.stage_times)
 
 
 def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, poll_wait_seconds: float = 1.0,
@@ -46,7 +47,11 @@ def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, 
     if missing:  # fail before loading models
         raise UserInputError(f"tftk serve needs the serve extra ({', '.join(missing)} missing): "
                              "pip install 'tftk[serve]'")
-    manager = ModelManager(models, poll_wait_seconds)
+    if options.stage_times:
+        from tftk.serving import stage_times
+
+        stage_times.enable()
+    manager = ModelManager(models, poll_wait_seconds, freeze=True)
     ready = ready or _log_ready(options)
     metrics = Metrics(lambda: {name: model.versions() for name, model in manager.models.items()})
     if batcher is not None:

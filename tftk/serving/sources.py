@@ -21,7 +21,8 @@ from typing import Protocol
 import numpy as np
 
 from tftk.user_input import UserInputError
-from tftk.serving.servable import CLASSIFY, DEFAULT_SIGNATURE, PREDICT, RequestError, Servable, Signature, TensorSpec
+from tftk.serving.servable import (CLASSIFY, DEFAULT_SIGNATURE, PREDICT, PlannedRuns, RequestError, Servable, Signature,
+                                   TensorSpec)
 
 __all__ = ["ModelSource", "RunFolderSource", "CLASSIFICATION_SIGNATURE"]
 
@@ -105,6 +106,8 @@ def _classifier_servable(name: str, version: int, model) -> Servable:
     fetches = {"classes": model.predictions, "probabilities": probabilities}
     labels = np.array([str(c).encode() for c in range(classes)], dtype=object)
     size = int(np.prod(model.input_shape))
+    predict_runs = PlannedRuns(model.sess, lambda signature, key, is_input:
+                               model.images_placeholder if is_input else fetches[key])
 
     def run(signature: str, inputs: dict[str, np.ndarray], outputs: list[str]) -> dict[str, np.ndarray]:
         if signature == CLASSIFICATION_SIGNATURE:
@@ -112,7 +115,7 @@ def _classifier_servable(name: str, version: int, model) -> Servable:
             scores = model.sess.run(probabilities, {model.images_placeholder: pixels.reshape(-1, *model.input_shape)})
             found = {"scores": scores, "classes": np.tile(labels, (len(scores), 1))}
             return {key: found[key] for key in outputs}
-        return model.sess.run({key: fetches[key] for key in outputs}, {model.images_placeholder: inputs["images"]})
+        return predict_runs(signature, inputs, outputs)
 
     return Servable(name, version, {DEFAULT_SIGNATURE: predict, CLASSIFICATION_SIGNATURE: classify}, run, model.close)
 
