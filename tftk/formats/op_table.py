@@ -16,7 +16,8 @@ import numpy as np
 from tftk.framework import dtypes, registry, tensor_shape
 from tftk.framework.constant_op import constant
 from tftk.framework.ops import Tensor
-from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, math_ops,
+from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, index_ops,
+                      logging_ops, math_ops, sequence_ops,
                       nn_ops, reduction_ops, scan_ops, slicing_ops, state_ops, tile_pad_ops)
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
@@ -55,6 +56,9 @@ def _partial_vector(tensor: Tensor) -> list | None:
     if op.type == "ConcatV2":
         parts = [_partial_vector(t) for t in op.inputs]
         return None if any(p is None for p in parts) else [d for p in parts for d in p]
+    if op.type == "Range":
+        bounds = [constant_value(t) for t in op.inputs]
+        return None if any(b is None for b in bounds) else list(range(*(int(b) for b in bounds)))
     if op.type == "Slice":
         whole, begin, size = _partial_vector(op.inputs[0]), constant_value(op.inputs[1]), constant_value(op.inputs[2])
         if whole is None or begin is None or size is None:
@@ -66,6 +70,14 @@ def _partial_vector(tensor: Tensor) -> list | None:
 
 registry.register_op("TileDynamic", lambda op, ctx: lambda x, multiples: np.tile(x, multiples.tolist()))
 registry.not_differentiable("TileDynamic")
+
+
+def _transpose(x, a, name):
+    """TF's Transpose; a perm built at run time from constants (dynamic_rnn's concat of a range) is folded."""
+    perm = _partial_vector(x[1])
+    if perm is None or None in perm:
+        raise UnsupportedNodeError(f"node {name!r}: its perm input must be constant in tftk")
+    return array_ops.transpose(x[0], perm, name=name)
 
 
 def _tile(x, a, name):
@@ -376,5 +388,10 @@ BUILDERS: dict[str, Builder] = {
     "ConcatOffset": _concat_offsets, "Log1p": _unary(math_ops.log1p),
     "Split": lambda x, a, name: array_ops.split(x[1], a["num_split"], axis=_axis(x[0], name), name=name),
     "SplitV": _split_v, "LSTMBlockCellGrad": _lstm_block_cell_grad,
+    "SelectV2": lambda x, a, name: index_ops.where_v2(x[0], x[1], x[2], name=name),
+    "Transpose": _transpose,
+    "Range": lambda x, a, name: sequence_ops.range(x[0], x[1], x[2], dtype=a.get("Tidx"), name=name),
+    "All": _reduce(reduction_ops.reduce_all), "Any": _reduce(reduction_ops.reduce_any),
+    "Assert": lambda x, a, name: logging_ops.Assert(x[0], list(x[1:]), summarize=a.get("summarize"), name=name),
 }
 BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})

@@ -1,0 +1,56 @@
+"""Small TF1 models with v1 control flow (frames, Switch/Merge), written against `tf`.
+
+Plain TF1 code run by tests/fixtures/formats/make_control_flow_fixtures.py with TensorFlow (v1
+control flow switched on there), whose files the tests load in tftk:
+  lstm, gru: a dynamic_rnn classifier (its while frame holds TensorArray reads and writes);
+  switched: batch normalisation and dropout switched by an `is_training` placeholder_with_default
+  (two tf.cond's Switch/Merge pairs, plus the moving-average updates).
+"""
+
+import numpy as np
+
+KINDS = ("lstm", "gru", "switched")
+TIME, FEATURES, UNITS, CLASSES = 5, 3, 6, 3
+
+
+def build(tf, kind):
+    """Build `kind` in the default graph; returns a dict of its tensors and ops."""
+    rng = np.random.RandomState(KINDS.index(kind))
+    init = tf.constant_initializer
+    y = tf.placeholder(tf.float32, [None, CLASSES], name="y")
+    is_training = None
+    if kind == "switched":
+        x = tf.placeholder(tf.float32, [None, FEATURES], name="x")
+        is_training = tf.placeholder_with_default(False, [], name="is_training")
+        w = tf.get_variable("dense/kernel", initializer=init(rng.randn(FEATURES, UNITS)), shape=[FEATURES, UNITS])
+        h = tf.matmul(x, w)
+        h = tf.layers.batch_normalization(h, training=is_training, momentum=0.9, name="bn")
+        features = tf.nn.relu(h, name="features")
+        h = tf.identity(tf.layers.dropout(features, rate=0.5, training=is_training, seed=1), name="dropped")
+    else:
+        x = tf.placeholder(tf.float32, [None, TIME, FEATURES], name="x")
+        lengths = tf.placeholder_with_default(tf.fill(tf.shape(x)[:1], TIME), [None], name="lengths")
+        with tf.variable_scope("rnn"):
+            cell = (tf.nn.rnn_cell.LSTMCell(UNITS, initializer=tf.random_normal_initializer(0, 0.5, seed=3))
+                    if kind == "lstm" else
+                    tf.nn.rnn_cell.GRUCell(UNITS, kernel_initializer=tf.random_normal_initializer(0, 0.5, seed=3)))
+            outputs, _ = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float32)
+        h = tf.reduce_mean(outputs, axis=1)
+    w2 = tf.get_variable("out/kernel", initializer=init(rng.randn(UNITS, CLASSES) * 0.5), shape=[UNITS, CLASSES])
+    b2 = tf.get_variable("out/bias", initializer=init(0.1), shape=[CLASSES])
+    logits = tf.add(tf.matmul(h, w2), b2, name="logits")
+    output = tf.nn.softmax(logits, name="output")
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
+    step = tf.train.get_or_create_global_step()
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train_op = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=step, name="train")
+    return {"x": x, "y": y, "is_training": is_training, "logits": logits, "output": output, "loss": loss,
+            "train_op": train_op, "global_step": step}
+
+
+def data(kind, seed):
+    """A fixed batch (inputs, one-hot labels) for `kind`."""
+    rng = np.random.RandomState(seed)
+    x = rng.randn(4, FEATURES) if kind == "switched" else rng.randn(4, TIME, FEATURES)
+    labels = np.eye(CLASSES)[rng.randint(0, CLASSES, 4)]
+    return x.astype(np.float32), labels.astype(np.float32)
