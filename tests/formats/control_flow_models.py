@@ -3,8 +3,9 @@
 Plain TF1 code run by tests/fixtures/formats/make_control_flow_fixtures.py with TensorFlow (v1
 control flow switched on there), whose files the tests load in tftk:
   lstm, gru: a dynamic_rnn classifier (its while frame holds TensorArray reads and writes);
-  switched: batch normalisation and dropout switched by an `is_training` placeholder_with_default
-  (two tf.cond's Switch/Merge pairs, plus the moving-average updates).
+  switched: batch normalisation switched by an `is_training` placeholder_with_default and dropout by
+  `dropout_on` (tf.cond's Switch/Merge pairs, in the forward pass, the moving-average updates and
+  the gradients).
 """
 
 import numpy as np
@@ -26,7 +27,8 @@ def build(tf, kind):
         h = tf.matmul(x, w)
         h = tf.layers.batch_normalization(h, training=is_training, momentum=0.9, name="bn")
         features = tf.nn.relu(h, name="features")
-        h = tf.identity(tf.layers.dropout(features, rate=0.5, training=is_training, seed=1), name="dropped")
+        dropout_on = tf.placeholder_with_default(False, [], name="dropout_on")  # apart, so training is repeatable
+        h = tf.identity(tf.layers.dropout(features, rate=0.5, training=dropout_on, seed=1), name="dropped")
     else:
         x = tf.placeholder(tf.float32, [None, TIME, FEATURES], name="x")
         lengths = tf.placeholder_with_default(tf.fill(tf.shape(x)[:1], TIME), [None], name="lengths")

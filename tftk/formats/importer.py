@@ -198,5 +198,5 @@ def _outputs(result: Any) -> tuple[Operation | None, list[Tensor]]:
     if hasattr(result, "_ref"):  # a Variable-like value
         tensor = result._ref()
         return tensor.op, [tensor]
-    tensors = list(result)
-    return (tensors[0].op if tensors else None), tensors
+    tensors = list(result)  # a list may name the op control edges from the node wait on (a Switch)
+    return getattr(result, "op", tensors[0].op if tensors else None), tensors

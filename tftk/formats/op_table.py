@@ -18,7 +18,7 @@ from tftk.framework.constant_op import constant
 from tftk.framework.ops import Tensor
 from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, index_ops,
                       logging_ops, math_ops, sequence_ops,
-                      nn_ops, reduction_ops, scan_ops, slicing_ops, state_ops, tile_pad_ops)
+                      nn_ops, reduction_ops, scan_ops, scatter_ops, slicing_ops, state_ops, tile_pad_ops)
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.train.training_ops import UPDATE_KINDS
@@ -392,6 +392,13 @@ BUILDERS: dict[str, Builder] = {
     "Transpose": _transpose,
     "Range": lambda x, a, name: sequence_ops.range(x[0], x[1], x[2], dtype=a.get("Tidx"), name=name),
     "All": _reduce(reduction_ops.reduce_all), "Any": _reduce(reduction_ops.reduce_any),
+    "AddN": lambda x, a, name: math_ops.add_n(list(x), name=name),
+    "SigmoidGrad": lambda x, a, name: math_ops.sigmoid_grad(x[0], x[1]),
+    "TanhGrad": lambda x, a, name: math_ops.tanh_grad(x[0], x[1]),
+    "RsqrtGrad": lambda x, a, name: math_ops.rsqrt_grad(x[0], x[1]),
+    "InvertPermutation": lambda x, a, name: sequence_ops.invert_permutation(x[0], name=name),
+    "DynamicStitch": lambda x, a, name: scatter_ops.dynamic_stitch(list(x[:len(x) // 2]), list(x[len(x) // 2:]),
+                                                                   name=name),
     "Assert": lambda x, a, name: logging_ops.Assert(x[0], list(x[1:]), summarize=a.get("summarize"), name=name),
 }
 BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})

@@ -375,13 +375,22 @@ def _common_prefix(guards: list[tuple]) -> tuple:
 def _switch(x: Sequence[Tensor], a: dict, name: str) -> list[Tensor]:
     """Switch(data, pred): output 0 lives when pred is false, output 1 when it is true."""
     data, pred = x
+    if data.op.type == "VariableV2":  # RefSwitch of a variable: the ops in the branch update it in place;
+        return [data, data]           # they are guarded through their other inputs (switch_t/f controls)
     graph = get_default_graph()
     pred = _root_pred(pred)
-    outputs = []
+    outputs = _SwitchOutputs()
     for taken in (False, True):
         with graph._cond_branch(pred, taken):
             outputs.append(make_op("Identity", [data], data.dtype, data.shape, f"{name}_{str(taken).lower()}"))
+    # a control edge from a Switch fires whichever branch is taken (TF: the Switch node itself ran)
+    outputs.op = control_flow_ops.no_op(name=name)
     return outputs
+
+
+class _SwitchOutputs(list):
+    """A Switch's two outputs, and `op`: what a control edge from the Switch node waits on."""
+    op: Operation
 
 
 def _merge(x: Sequence[Tensor], a: dict, name: str) -> Tensor:
