@@ -5,12 +5,13 @@ control flow switched on there), whose files the tests load in tftk:
   lstm, gru: a dynamic_rnn classifier (its while frame holds TensorArray reads and writes);
   switched: batch normalisation switched by an `is_training` placeholder_with_default and dropout by
   `dropout_on` (tf.cond's Switch/Merge pairs, in the forward pass, the moving-average updates and
-  the gradients).
+  the gradients);
+  nested: a tf.while_loop whose body holds another while_loop and a tf.cond on the loop counter.
 """
 
 import numpy as np
 
-KINDS = ("lstm", "gru", "switched")
+KINDS = ("lstm", "gru", "switched", "nested")
 TIME, FEATURES, UNITS, CLASSES = 5, 3, 6, 3
 
 
@@ -29,6 +30,20 @@ def build(tf, kind):
         features = tf.nn.relu(h, name="features")
         dropout_on = tf.placeholder_with_default(False, [], name="dropout_on")  # apart, so training is repeatable
         h = tf.identity(tf.layers.dropout(features, rate=0.5, training=dropout_on, seed=1), name="dropped")
+    elif kind == "nested":
+        x = tf.placeholder(tf.float32, [None, FEATURES], name="x")
+        w = tf.get_variable("dense/kernel", initializer=init(rng.randn(FEATURES, UNITS) * 0.5), shape=[FEATURES, UNITS])
+        start = tf.tanh(tf.matmul(x, w))
+
+        def inner(j, acc):
+            return j + 1, acc * 0.5 + tf.sin(acc)
+
+        def outer(i, acc):
+            _, acc = tf.while_loop(lambda j, a: j < i, inner, [0, acc])
+            acc = tf.cond(i > 1, lambda: acc + tf.cast(i, tf.float32), lambda: acc * 2.0)
+            return i + 1, acc
+
+        _, h = tf.while_loop(lambda i, a: i < 4, outer, [0, start])
     else:
         x = tf.placeholder(tf.float32, [None, TIME, FEATURES], name="x")
         lengths = tf.placeholder_with_default(tf.fill(tf.shape(x)[:1], TIME), [None], name="lengths")
@@ -53,6 +68,6 @@ def build(tf, kind):
 def data(kind, seed):
     """A fixed batch (inputs, one-hot labels) for `kind`."""
     rng = np.random.RandomState(seed)
-    x = rng.randn(4, FEATURES) if kind == "switched" else rng.randn(4, TIME, FEATURES)
+    x = rng.randn(4, FEATURES) if kind in ("switched", "nested") else rng.randn(4, TIME, FEATURES)
     labels = np.eye(CLASSES)[rng.randint(0, CLASSES, 4)]
     return x.astype(np.float32), labels.astype(np.float32)

@@ -346,6 +346,7 @@ BUILDERS: dict[str, Builder] = {
     "Neg": _unary(math_ops.negative), "Square": _unary(math_ops.square), "Sqrt": _unary(math_ops.sqrt),
     "Rsqrt": _unary(math_ops.rsqrt), "Exp": _unary(math_ops.exp), "Log": _unary(math_ops.log),
     "Abs": _unary(math_ops.abs),
+    "Sin": _unary(math_ops.sin), "Cos": _unary(math_ops.cos),
     "Tanh": _unary(math_ops.tanh), "Sigmoid": _unary(math_ops.sigmoid), "Relu": _unary(nn_ops.relu),
     "Relu6": _unary(nn_ops.relu6), "Elu": _unary(nn_ops.elu), "Softplus": _unary(nn_ops.softplus),
     "Softmax": _unary(nn_ops.softmax), "LogSoftmax": _unary(nn_ops.log_softmax),
