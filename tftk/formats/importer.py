@@ -7,6 +7,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from tftk.framework import dtypes
 from tftk.framework.ops import Operation, Tensor, get_default_graph, guard_scope
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
+from tftk.formats.stack_import import STACK_BUILDERS
 from tftk.formats.tensor_array_import import TENSOR_ARRAY_BUILDERS
 from tftk.formats.v1_control_flow import V1_BUILDERS, Frames, LoopExit, node_guard
 from tftk.proto.tensorflow import AttrValue, GraphDef
@@ -26,8 +27,9 @@ def decode_attr(value: AttrValue) -> Any:
         return []
     if kind == "s":
         return value.s.decode("utf-8", errors="replace")
-    if kind == "type":
-        return dtypes.as_dtype(_numpy_name(value.type))
+    if kind == "type":  # a handle's type (resource, variant) has no tftk dtype: it stays a name
+        name = _numpy_name(value.type)
+        return name if name in ("resource", "variant") else dtypes.as_dtype(name)
     if kind == "shape":
         return shape_dims(value.shape)
     if kind == "tensor":
@@ -133,7 +135,7 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
 def _build_node(node: Any, inputs: list[Tensor], controls: list[Operation]) -> tuple[Operation | None, list[Tensor]]:
     """Rebuild one NodeDef in the default graph from its inputs, under its v1 cond guard if any."""
     builder = _tftk_builder(node) or BUILDERS.get(node.op) or V1_BUILDERS.get(node.op) \
-        or TENSOR_ARRAY_BUILDERS.get(node.op)
+        or TENSOR_ARRAY_BUILDERS.get(node.op) or STACK_BUILDERS.get(node.op)
     if builder is None:
         raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "
                                    f"not supported by tftk")

@@ -77,7 +77,7 @@ class Frames:
         self.members: dict[str, list[str]] = {}
         for name, frame in self.frame_of.items():
             self.members.setdefault(frame, []).append(name)
-        self._built: dict[tuple[Any, str], dict[str, Tensor]] = {}  # (graph, frame) -> exits
+        self._built: dict[tuple[Any, str], _FrameScope] = {}  # (graph, frame) -> the nodes after its While
 
     @staticmethod
     def present(nodes: Sequence[Any]) -> bool:
@@ -158,17 +158,19 @@ class Frames:
         return walk
 
     def exit_tensor(self, exit_node, resolve, control, build_node) -> Tensor:
-        """The tensor an Exit node leaves its frame with (the frame's While built once per graph)."""
-        switch = _source_name(exit_node.input[0])
-        frame = self.frame_of[switch]
+        """The tensor an Exit node leaves its frame with (the frame's While built once per graph).
+
+        An Exit reads a loop variable's Switch output 0, directly or through ops after the loop
+        (TF1's gradient loops pass it through a tuple's Identity): those are rebuilt after the While.
+        """
+        frame = self.frame_of[_source_name(exit_node.input[0])]
         key = (get_default_graph(), frame)
         if key not in self._built:
-            self._built[key] = _Loop(self, frame).build(resolve, control, build_node)
-        exits = self._built[key]
-        if switch not in exits:
-            raise UnsupportedNodeError(f"import_graph_def: Exit node {exit_node.name!r} does not leave loop "
-                                       f"{frame!r} through one of its loop variables' Switch nodes")
-        return exits[switch]
+            loop = _Loop(self, frame)
+            exits = loop.build(resolve, control, build_node)
+            self._built[key] = _FrameScope(loop, {f"{s}:0": t for s, t in exits.items()}, resolve, control,
+                                           build_node, after_loop=True)
+        return self._built[key].tensor(exit_node.input[0])
 
 
 class _Loop:
@@ -231,7 +233,7 @@ class _Loop:
         with graph.as_default():
             graph.inputs = [placeholder(dt, shape, name=f"loop_var_{i}") for i, (dt, shape) in enumerate(specs)]
             scope = _FrameScope(self, bind(graph.inputs), resolve, control, build_node)
-            graph.outputs = [scope.tensor(ref) for ref in fetches]
+            graph.outputs = [scope.result(ref) for ref in fetches]
             graph.structured_outputs = graph.outputs
         return graph
 
@@ -248,10 +250,11 @@ def _relax(spec: TensorShape, seen: TensorShape) -> TensorShape:
 class _FrameScope:
     """Rebuilds one frame's nodes into the current sub-graph on demand, each once."""
 
-    def __init__(self, loop: _Loop, bound: dict[str, Tensor], resolve, control, build_node):
-        self.loop, self.frames = loop, loop.frames
+    def __init__(self, loop: _Loop, bound: dict[str, Tensor], resolve, control, build_node, after_loop: bool = False):
+        self.loop, self.frames, self.after_loop = loop, loop.frames, after_loop
         self.bound = dict(bound)  # "node:k" -> tensor (the loop variables' placeholders)
         self.outer_resolve, self.outer_control, self.build_node = resolve, control, build_node
+        self.graph = get_default_graph()  # the sub-graph this scope's nodes go in, wherever they are asked for
         self.built: dict[str, list[Tensor]] = {}
         self.ops: dict[str, Operation | None] = {}
         self._loop_nodes = {n.name for v in loop.variables for n in v} | {loop.loop_cond.name}
@@ -271,6 +274,19 @@ class _FrameScope:
             raise UnsupportedNodeError(f"import_graph_def: output {index} of node {name!r} is read, which has "
                                        f"{len(outputs)}")
         return outputs[index]
+
+    def result(self, ref: str) -> Tensor:
+        """A cond or body result: a NextIteration's input, after the NextIteration's control inputs
+        (TF1's gradient loops order each iteration's stack pushes this way)."""
+        name, _ = _split(ref)
+        consumer = next((nxt for _, _, _, nxt in self.loop.variables if nxt.input[0] == ref), None)
+        controls = [c for c in (self.control(r[1:]) for r in (consumer.input[1:] if consumer else [])
+                                if r.startswith("^")) if c is not None]
+        value = self.tensor(ref)
+        if not controls:
+            return value
+        with get_default_graph().control_dependencies(controls):
+            return make_op("Identity", [value], value.dtype, value.shape, f"{name}/ordered")
 
     def control(self, name: str) -> Operation | None:
         if self._outside(name):
@@ -294,6 +310,10 @@ class _FrameScope:
         return needed
 
     def _build(self, start: str) -> None:
+        with self.graph.as_default():
+            self._build_in_graph(start)
+
+    def _build_in_graph(self, start: str) -> None:
         stack, expanding = [(start, False)], set()
         while stack:
             name, ready = stack.pop()
@@ -324,6 +344,10 @@ class _FrameScope:
 
     def _check(self, node) -> None:
         """A loop's own nodes are only reached through the bound loop variables."""
+        if self.after_loop and (_is(node, "Enter") or _is(node, "Exit")):
+            raise UnsupportedNodeError(f"import_graph_def: node {node.name!r} ({node.op}) is read after loop "
+                                       f"{self.loop.frame!r} ends, from the loop's inside (tftk reads a loop's "
+                                       f"results from its Switch outputs 0 only)")
         if node.name in self._loop_nodes or _is(node, "NextIteration", "LoopCond"):
             raise UnsupportedNodeError(f"import_graph_def: node {node.name!r} ({node.op}) of loop {self.loop.frame!r} "
                                        f"is read where tftk's While cannot provide it (only the loop variables' "
@@ -348,7 +372,7 @@ def node_guard(op_type: str, graph, inputs: Sequence[Tensor], controls: Sequence
     its branches). Raises UnsupportedNodeError for inputs from two unrelated branches."""
     base = tuple(graph._cond_stack)  # a GraphDef imported inside a tf.cond branch stays in it
     guards = [op.guard for op in [t.op for t in inputs] + list(controls) if op.graph is graph]
-    if op_type == "Merge":
+    if op_type in ("Merge", "ControlTrigger"):  # both run whichever branch their inputs came from
         prefix = _common_prefix(guards)
         return prefix if len(prefix) > len(base) else base
     deepest = base
@@ -421,5 +445,6 @@ def _refuse_gradient_loop(op_type: str, name: str) -> None:
 
 V1_BUILDERS: dict[str, Callable[[Sequence[Tensor], dict, str], Any]] = {
     "Switch": _switch, "RefSwitch": _switch, "Merge": _merge, "RefMerge": _merge,
-    **{op: _gradient_loop_op(op) for op in ("StackV2", "StackPushV2", "StackPopV2", "TensorArrayGradV3")},
+    "ControlTrigger": lambda x, a, name: control_flow_ops.no_op(name=name),
+    **{op: _gradient_loop_op(op) for op in ("TensorArrayGradV3",)},
 }
