@@ -51,7 +51,9 @@ def build(tf, kind):
             cell = (tf.nn.rnn_cell.LSTMCell(UNITS, initializer=tf.random_normal_initializer(0, 0.5, seed=3))
                     if kind == "lstm" else
                     tf.nn.rnn_cell.GRUCell(UNITS, kernel_initializer=tf.random_normal_initializer(0, 0.5, seed=3)))
-            outputs, _ = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float32)
+            scale = tf.get_variable("input_scale", initializer=init(1.0), shape=[FEATURES])  # so the gradient
+            outputs, _ = tf.nn.dynamic_rnn(cell, x * scale, sequence_length=lengths,    # reads the input array too
+                                           dtype=tf.float32)
         h = tf.reduce_mean(outputs, axis=1)
     w2 = tf.get_variable("out/kernel", initializer=init(rng.randn(UNITS, CLASSES) * 0.5), shape=[UNITS, CLASSES])
     b2 = tf.get_variable("out/bias", initializer=init(0.1), shape=[CLASSES])

@@ -53,39 +53,37 @@ def _check_inference(folder: Path, kind: str, form: str) -> None:
             assert 0 < kept.sum() < (features != 0).sum()
 
 
-@pytest.mark.parametrize("kind", ["lstm", "gru", "switched", "nested"])
-def test_frozen_graph_with_v1_control_flow_runs_as_tensorflow_did(kind):
-    _check_inference(FIXTURES, kind, "frozen")
+KINDS = ["lstm", "gru", "switched", "nested"]
 
 
-@pytest.mark.parametrize("form", ["saved_model", "meta"])
-def test_saved_model_and_meta_with_v1_cond_run_as_tensorflow_did(form):
-    _check_inference(FIXTURES, "switched", form)
+@pytest.mark.parametrize("form", ["frozen", "saved_model", "meta"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_tf1_control_flow_files_run_as_tensorflow_did(kind, form):
+    _check_inference(FIXTURES, kind, form)
 
 
-def _check_training(folder: Path) -> None:
-    """import_meta_graph + restore + 3 training steps (BN in training mode, gradients through Switch/Merge)."""
-    values = np.load(folder / "switched" / "values.npz")
+def _check_training(folder: Path, kind: str) -> None:
+    """import_meta_graph + restore + 3 steps of TF's own train_op (TF1 gradient loops with their stacks
+    and gradient TensorArrays, gradients through Switch/Merge, BN updates in a cond): TF's losses and
+    variables after them."""
+    values = np.load(folder / kind / "values.npz")
     with tf.Graph().as_default(), tf.Session() as sess:
-        _load(folder / "switched", "meta", sess)
+        _load(folder / kind, "meta", sess)
         train_op = sess.graph.get_operation_by_name("train")
-        feed = {"x:0": values["x_train"], "y:0": values["y_train"], "is_training:0": True}
+        feed = {"x:0": values["x_train"], "y:0": values["y_train"]}
+        if kind == "switched":
+            feed["is_training:0"] = True
         losses = [sess.run([train_op, "loss:0"], feed)[1] for _ in range(3)]
+        variables = {v.op.name: v for v in tf.trainable_variables()}
+        after = sess.run({name: variables[name[len("after/"):]] for name in values.files if name.startswith("after/")})
     np.testing.assert_allclose(losses, values["losses_after"], rtol=1e-5)
+    assert after and all(np.allclose(after[k], values[k], rtol=1e-5, atol=1e-6) for k in after), \
+        {k: float(np.abs(after[k] - values[k]).max()) for k in after}
 
 
-def test_meta_graph_with_v1_cond_goes_on_training_with_tensorflows_losses():
-    _check_training(FIXTURES)
-
-
-@pytest.mark.parametrize("kind", ["lstm", "gru", "nested"])
-@pytest.mark.parametrize("form", ["saved_model", "meta"])
-def test_tf1_gradient_loops_are_refused_naming_the_node(kind, form):
-    """Open: a .meta/SavedModel holding a while loop's TF1 gradient (its stacks) is not rebuilt."""
-    with tf.Graph().as_default(), tf.Session() as sess:
-        with pytest.raises(UnsupportedNodeError, match=r"node 'gradients/.*' \((StackV2|TensorArrayGradV3)\) "
-                                                        r"belongs to the gradient of a TF1 while loop"):
-            _load(FIXTURES / kind, form, sess)
+@pytest.mark.parametrize("kind", KINDS)
+def test_meta_graph_with_tf1_control_flow_goes_on_training_as_tensorflow_did(kind):
+    _check_training(FIXTURES, kind)
 
 
 def _mutated(kind: str, edit) -> GraphDef:
@@ -124,8 +122,7 @@ def test_unsupported_v1_structures_name_the_node(kind, edit, message):
 @pytest.mark.slow  # runs real TensorFlow in a subprocess (about 30 s)
 def test_fresh_tensorflow_files_run_in_tftk(tmp_path):
     run_script_in_tf(str(MAKE), str(tmp_path))
-    for kind in ["lstm", "gru", "switched", "nested"]:
-        _check_inference(tmp_path, kind, "frozen")
-    for form in ["saved_model", "meta"]:
-        _check_inference(tmp_path, "switched", form)
-    _check_training(tmp_path)
+    for kind in KINDS:
+        for form in ["frozen", "saved_model", "meta"]:
+            _check_inference(tmp_path, kind, form)
+        _check_training(tmp_path, kind)

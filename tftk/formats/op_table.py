@@ -34,6 +34,9 @@ class UnsupportedNodeError(ValueError):
 
 def _static(tensor: Tensor, name: str, what: str):
     value = constant_value(tensor)
+    if value is None and tensor.shape.ndims == 1:  # a vector built from constants (a Range of constants)
+        known = _partial_vector(tensor)
+        value = None if known is None or None in known else np.asarray(known, tensor.dtype.as_numpy_dtype)
     if value is None:
         raise UnsupportedNodeError(f"node {name!r}: its {what} input must be constant in tftk")
     return value
@@ -56,6 +59,9 @@ def _partial_vector(tensor: Tensor) -> list | None:
     if op.type == "ConcatV2":
         parts = [_partial_vector(t) for t in op.inputs]
         return None if any(p is None for p in parts) else [d for p in parts for d in p]
+    if op.type == "InvertPermutation":  # a Transpose's gradient transposes back
+        perm = _partial_vector(op.inputs[0])
+        return None if perm is None or None in perm else np.argsort(perm).tolist()
     if op.type == "Range":
         bounds = [constant_value(t) for t in op.inputs]
         return None if any(b is None for b in bounds) else list(range(*(int(b) for b in bounds)))

@@ -432,19 +432,7 @@ def _merge(x: Sequence[Tensor], a: dict, name: str) -> Tensor:
     return control_flow_ops.merge(pred, if_true, if_false, name=name)
 
 
-def _gradient_loop_op(op_type: str) -> Callable:
-    return lambda x, a, name: _refuse_gradient_loop(op_type, name)
-
-
-def _refuse_gradient_loop(op_type: str, name: str) -> None:
-    raise UnsupportedNodeError(f"node {name!r} ({op_type}) belongs to the gradient of a TF1 while loop (its stacks keep each "
-                               f"iteration's values for the backward loop); tftk does not rebuild TF1 gradient "
-                               f"loops yet: import a frozen graph, or a SavedModel/.meta written without the "
-                               f"optimizer's train_op")
-
-
 V1_BUILDERS: dict[str, Callable[[Sequence[Tensor], dict, str], Any]] = {
     "Switch": _switch, "RefSwitch": _switch, "Merge": _merge, "RefMerge": _merge,
     "ControlTrigger": lambda x, a, name: control_flow_ops.no_op(name=name),
-    **{op: _gradient_loop_op(op) for op in ("TensorArrayGradV3",)},
 }
