@@ -373,7 +373,8 @@ def node_guard(op_type: str, graph, inputs: Sequence[Tensor], controls: Sequence
     base = tuple(graph._cond_stack)  # a GraphDef imported inside a tf.cond branch stays in it
     guards = [op.guard for op in [t.op for t in inputs] + list(controls) if op.graph is graph]
     if op_type in ("Merge", "ControlTrigger"):  # both run whichever branch their inputs came from
-        prefix = _common_prefix(guards)
+        from tftk.client.plan import _common_prefix  # the executor's rule for the branches shared by all
+        prefix = _common_prefix(guards) if guards else ()
         return prefix if len(prefix) > len(base) else base
     deepest = base
     for guard in guards:
@@ -382,18 +383,6 @@ def node_guard(op_type: str, graph, inputs: Sequence[Tensor], controls: Sequence
             raise UnsupportedNodeError("inputs from two different cond branches meet outside a Merge")
         deepest = long
     return deepest
-
-
-def _common_prefix(guards: list[tuple]) -> tuple:
-    if not guards:
-        return ()
-    prefix = guards[0]
-    for guard in guards[1:]:
-        n = 0
-        while n < min(len(prefix), len(guard)) and prefix[n] == guard[n]:
-            n += 1
-        prefix = prefix[:n]
-    return prefix
 
 
 def _switch(x: Sequence[Tensor], a: dict, name: str) -> list[Tensor]:
