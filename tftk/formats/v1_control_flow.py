@@ -239,9 +239,8 @@ class _Loop:
 
 
 def _relax(spec: TensorShape, seen: TensorShape) -> TensorShape:
-    """The most specific shape compatible with both (a loop variable whose shape changes per iteration)."""
-    if spec.is_compatible_with(seen):
-        return spec
+    """The most specific shape both fit: a loop variable's shape invariant, once the body showed what
+    it returns (TF1 kept shape_invariants only as the Merge's shape, which a GraphDef may not hold)."""
     if spec.ndims is None or seen.ndims is None or spec.ndims != seen.ndims:
         return TensorShape(None)
     return TensorShape([a if a == b else None for a, b in zip(spec.as_list(), seen.as_list())])
