@@ -223,9 +223,52 @@ def _slice_key(x: Sequence[Tensor], a: dict, name: str) -> tuple:
     return masked_key(*bounds, *(int(a.get(m, 0)) for m in _MASKS), op_name=name)
 
 
-def _strided_slice(x, a, name):
-    """TF's StridedSlice(input, begin, end, strides) with constant bounds: tftk's keyed StridedSlice."""
+def _bounds_known(x: Sequence[Tensor]) -> bool:
+    return all(constant_value(t) is not None or _partial_vector(t) is not None and None not in _partial_vector(t)
+               for t in x)
+
+
+def _run_time_key(masks: tuple, name: str) -> Callable:
+    """The numpy key of StridedSlice bounds known only at run time (a loop body's `x[:, i]`)."""
+    from tftk.ops.slicing_ops import masked_key
+    return lambda b, e, s: masked_key([int(v) for v in b], [int(v) for v in e], [int(v) for v in s], *masks,
+                                      op_name=name)
+
+
+def _run_time_slice_shape(shape: tensor_shape.TensorShape, n: int, masks: tuple, name: str):
+    """The static shape of a run-time slice: full (masked) axes and the rank, the rest unknown."""
     from tftk.ops.slicing_ops import sliced_shape
+    key = _run_time_key(masks, name)
+    empty, one = (sliced_shape(shape, key([0] * n, [e] * n, [1] * n)) for e in (0, 1))
+    if empty.ndims is None:
+        return empty
+    return tensor_shape.TensorShape([a if a == b else None for a, b in zip(empty.as_list(), one.as_list())])
+
+
+registry.register_op("StridedSliceDynamic", lambda op, ctx: _slice_at_run_time(op))
+registry.register_op("StridedSliceGradDynamic", lambda op, ctx: _slice_grad_at_run_time(op))
+registry.not_differentiable("StridedSliceDynamic", "StridedSliceGradDynamic")
+
+
+def _slice_at_run_time(op):
+    key = _run_time_key(op.get_attr("masks"), op.name)
+    return lambda x, b, e, s: x[key(b, e, s)]
+
+
+def _slice_grad_at_run_time(op):
+    from tftk.kernels.scatter import scatter_into_zeros
+    key = _run_time_key(op.get_attr("masks"), op.name)
+    return lambda shape, b, e, s, grad: scatter_into_zeros(tuple(int(d) for d in shape), grad, key(b, e, s))
+
+
+def _strided_slice(x, a, name):
+    """TF's StridedSlice(input, begin, end, strides): tftk's keyed StridedSlice when the bounds are
+    constant, else a slice keyed at run time."""
+    from tftk.ops.slicing_ops import sliced_shape
+    if not _bounds_known(x[1:4]):
+        masks = tuple(int(a.get(m, 0)) for m in _MASKS)
+        shape = _run_time_slice_shape(x[0].shape, x[1].shape.num_elements(), masks, name)
+        return make_op("StridedSliceDynamic", list(x[:4]), x[0].dtype, shape, name, {"masks": masks})
     key = _slice_key(x[1:4], a, name)
     return make_op("StridedSlice", [x[0]], x[0].dtype, sliced_shape(x[0].shape, key), name, {"key": key})
 
@@ -233,6 +276,11 @@ def _strided_slice(x, a, name):
 def _strided_slice_grad(x, a, name):
     """TF's StridedSliceGrad(shape, begin, end, strides, dy): tftk's takes the forward input, which
     is the tensor `shape` was taken of (TF's gradient passes Shape(x))."""
+    if not _bounds_known(x[1:4]):
+        masks = tuple(int(a.get(m, 0)) for m in _MASKS)
+        shape = _partial_vector(x[0])
+        return make_op("StridedSliceGradDynamic", list(x), x[4].dtype, None if shape is None else shape, name,
+                       {"masks": masks})
     if x[0].op.type not in ("Shape", "ShapeDynamic"):
         raise UnsupportedNodeError(f"node {name!r}: StridedSliceGrad whose shape is not a Shape op's output")
     forward = x[0].op.inputs[0]
