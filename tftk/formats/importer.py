@@ -101,10 +101,10 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
     produced: dict[str, tuple[Operation | None, list[Tensor]]] = {}
     scope = "import" if name is None else name
 
-    def resolve(raw: str) -> Tensor:
+    def resolve(raw: str, consumer: str = "a loop") -> Tensor:
         source, index = _split(raw)
         key = f"{source}:{index}"
-        return mapped[key] if key in mapped else _output(produced, source, index, raw)
+        return mapped[key] if key in mapped else _output(produced, source, index, consumer)
 
     def control(source: str) -> Operation | None:
         return produced[source][0]
@@ -118,7 +118,7 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
                 outputs = node.build(resolve, control, _build_node)
                 produced[node.name] = (outputs[0].op, outputs)
                 continue
-            inputs = [resolve(raw) for raw in node.input if not raw.startswith("^")]
+            inputs = [resolve(raw, node.name) for raw in node.input if not raw.startswith("^")]
             controls = [op for op in (control(raw[1:]) for raw in node.input if raw.startswith("^")) if op is not None]
             produced[node.name] = _build_node(node, inputs, controls)
     if return_elements is None:
