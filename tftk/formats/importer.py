@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from tftk.framework import dtypes
-from tftk.framework.ops import Operation, Tensor, get_default_graph
+from tftk.framework.ops import Operation, Tensor, get_default_graph, guard_scope
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
+from tftk.formats.stack_import import STACK_BUILDERS
+from tftk.formats.tensor_array_import import TENSOR_ARRAY_BUILDERS
+from tftk.formats.v1_control_flow import V1_BUILDERS, Frames, LoopExit, node_guard
 from tftk.proto.tensorflow import AttrValue, GraphDef
 from tftk.summary.tensor_proto import make_ndarray, shape_dims
 
@@ -24,8 +27,9 @@ def decode_attr(value: AttrValue) -> Any:
         return []
     if kind == "s":
         return value.s.decode("utf-8", errors="replace")
-    if kind == "type":
-        return dtypes.as_dtype(_numpy_name(value.type))
+    if kind == "type":  # a handle's type (resource, variant) has no tftk dtype: it stays a name
+        name = _numpy_name(value.type)
+        return name if name in ("resource", "variant") else dtypes.as_dtype(name)
     if kind == "shape":
         return shape_dims(value.shape)
     if kind == "tensor":
@@ -45,9 +49,9 @@ def _split(name: str) -> tuple[str, int]:
     return node, int(index) if index else 0
 
 
-def _topological(graph_def: GraphDef, skip: frozenset) -> list:
+def _topological(walk: Iterable, skip: frozenset) -> list:
     """Nodes ordered so every input comes first; ValueError naming a missing input or a cycle."""
-    nodes = {n.name: n for n in graph_def.node if n.name not in skip}
+    nodes = {n.name: n for n in walk if n.name not in skip}
     order, state = [], {}
     for root in nodes:
         stack = [(root, False)]
@@ -96,33 +100,27 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
     mapped = {(k if ":" in k else k + ":0"): v for k, v in (input_map or {}).items()}
     produced: dict[str, tuple[Operation | None, list[Tensor]]] = {}
     scope = "import" if name is None else name
+
+    def resolve(raw: str, consumer: str = "a loop") -> Tensor:
+        source, index = _split(raw)
+        key = f"{source}:{index}"
+        return mapped[key] if key in mapped else _output(produced, source, index, consumer)
+
+    def control(source: str) -> Operation | None:
+        return produced[source][0]
+
+    walk = list(graph_def.node)
+    if Frames.present(walk):  # TF1 loops: each frame is rebuilt as one While (v1_control_flow)
+        walk = Frames({n.name: n for n in walk if n.name not in skip}).walk_nodes()
     with graph.as_default(), graph.name_scope(scope or None):
-        for node in _topological(graph_def, frozenset(skip)):
-            builder = _tftk_builder(node) or BUILDERS.get(node.op)  # tftk's own form first
-            if builder is None:
-                raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "
-                                           f"not supported by tftk")
-            inputs, controls = [], []
-            for raw in node.input:
-                if raw.startswith("^"):
-                    op = produced[raw[1:]][0]
-                    if op is not None:
-                        controls.append(op)
-                    continue
-                source, index = _split(raw)
-                key = f"{source}:{index}"
-                inputs.append(mapped[key] if key in mapped else _output(produced, source, index, node.name))
-            attrs = {k: decode_attr(v) for k, v in node.attr.items() if not k.startswith("_")}
-            attrs.update({k.decode(): None for k in node.attr["_tftk_none_attrs"].list.s}
-                         if "_tftk_none_attrs" in node.attr else {})
-            try:
-                with graph.control_dependencies(controls):
-                    result = builder(inputs, attrs, node.name)
-            except UnsupportedNodeError:
-                raise
-            except Exception as exc:
-                raise ValueError(f"import_graph_def: cannot rebuild node {node.name!r} ({node.op}): {exc}") from exc
-            produced[node.name] = _outputs(result)
+        for node in _topological(walk, frozenset(skip)):
+            if isinstance(node, LoopExit):
+                outputs = node.build(resolve, control, _build_node)
+                produced[node.name] = (outputs[0].op, outputs)
+                continue
+            inputs = [resolve(raw, node.name) for raw in node.input if not raw.startswith("^")]
+            controls = [op for op in (control(raw[1:]) for raw in node.input if raw.startswith("^")) if op is not None]
+            produced[node.name] = _build_node(node, inputs, controls)
     if return_elements is None:
         return None
     out = []
@@ -132,6 +130,30 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
             raise ValueError(f"Requested return_element {element!r} not found in graph_def.")
         out.append(_output(produced, source, index, "return_elements") if ":" in element else produced[source][0])
     return out
+
+
+def _build_node(node: Any, inputs: list[Tensor], controls: list[Operation]) -> tuple[Operation | None, list[Tensor]]:
+    """Rebuild one NodeDef in the default graph from its inputs, under its v1 cond guard if any."""
+    builder = _tftk_builder(node) or BUILDERS.get(node.op) or V1_BUILDERS.get(node.op) \
+        or TENSOR_ARRAY_BUILDERS.get(node.op) or STACK_BUILDERS.get(node.op)
+    if builder is None:
+        raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "
+                                   f"not supported by tftk")
+    attrs = {k: decode_attr(v) for k, v in node.attr.items() if not k.startswith("_")}
+    attrs.update({k.decode(): None for k in node.attr["_tftk_none_attrs"].list.s}
+                 if "_tftk_none_attrs" in node.attr else {})
+    graph = get_default_graph()
+    try:
+        guard = node_guard(node.op, graph, inputs, controls)
+        with graph.control_dependencies(controls), guard_scope(graph, guard):
+            result = builder(inputs, attrs, node.name)
+    except UnsupportedNodeError as exc:
+        if node.name in str(exc):
+            raise
+        raise UnsupportedNodeError(f"import_graph_def: cannot rebuild node {node.name!r} ({node.op}): {exc}") from exc
+    except Exception as exc:
+        raise ValueError(f"import_graph_def: cannot rebuild node {node.name!r} ({node.op}): {exc}") from exc
+    return _outputs(result)
 
 
 def _tftk_builder(node):
@@ -178,5 +200,5 @@ def _outputs(result: Any) -> tuple[Operation | None, list[Tensor]]:
     if hasattr(result, "_ref"):  # a Variable-like value
         tensor = result._ref()
         return tensor.op, [tensor]
-    tensors = list(result)
-    return (tensors[0].op if tensors else None), tensors
+    tensors = list(result)  # a list may name the op control edges from the node wait on (a Switch)
+    return getattr(result, "op", tensors[0].op if tensors else None), tensors

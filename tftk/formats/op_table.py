@@ -16,8 +16,9 @@ import numpy as np
 from tftk.framework import dtypes, registry, tensor_shape
 from tftk.framework.constant_op import constant
 from tftk.framework.ops import Tensor
-from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, math_ops,
-                      nn_ops, reduction_ops, scan_ops, slicing_ops, state_ops, tile_pad_ops)
+from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, index_ops,
+                      logging_ops, math_ops, sequence_ops,
+                      nn_ops, reduction_ops, scan_ops, scatter_ops, slicing_ops, state_ops, tile_pad_ops)
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.train.training_ops import UPDATE_KINDS
@@ -33,6 +34,9 @@ class UnsupportedNodeError(ValueError):
 
 def _static(tensor: Tensor, name: str, what: str):
     value = constant_value(tensor)
+    if value is None and tensor.shape.ndims == 1:  # a vector built from constants (a Range of constants)
+        known = _partial_vector(tensor)
+        value = None if known is None or None in known else np.asarray(known, tensor.dtype.as_numpy_dtype)
     if value is None:
         raise UnsupportedNodeError(f"node {name!r}: its {what} input must be constant in tftk")
     return value
@@ -55,6 +59,12 @@ def _partial_vector(tensor: Tensor) -> list | None:
     if op.type == "ConcatV2":
         parts = [_partial_vector(t) for t in op.inputs]
         return None if any(p is None for p in parts) else [d for p in parts for d in p]
+    if op.type == "InvertPermutation":  # a Transpose's gradient transposes back
+        perm = _partial_vector(op.inputs[0])
+        return None if perm is None or None in perm else np.argsort(perm).tolist()
+    if op.type == "Range":
+        bounds = [constant_value(t) for t in op.inputs]
+        return None if any(b is None for b in bounds) else list(range(*(int(b) for b in bounds)))
     if op.type == "Slice":
         whole, begin, size = _partial_vector(op.inputs[0]), constant_value(op.inputs[1]), constant_value(op.inputs[2])
         if whole is None or begin is None or size is None:
@@ -66,6 +76,14 @@ def _partial_vector(tensor: Tensor) -> list | None:
 
 registry.register_op("TileDynamic", lambda op, ctx: lambda x, multiples: np.tile(x, multiples.tolist()))
 registry.not_differentiable("TileDynamic")
+
+
+def _transpose(x, a, name):
+    """TF's Transpose; a perm built at run time from constants (dynamic_rnn's concat of a range) is folded."""
+    perm = _partial_vector(x[1])
+    if perm is None or None in perm:
+        raise UnsupportedNodeError(f"node {name!r}: its perm input must be constant in tftk")
+    return array_ops.transpose(x[0], perm, name=name)
 
 
 def _tile(x, a, name):
@@ -205,9 +223,52 @@ def _slice_key(x: Sequence[Tensor], a: dict, name: str) -> tuple:
     return masked_key(*bounds, *(int(a.get(m, 0)) for m in _MASKS), op_name=name)
 
 
-def _strided_slice(x, a, name):
-    """TF's StridedSlice(input, begin, end, strides) with constant bounds: tftk's keyed StridedSlice."""
+def _bounds_known(x: Sequence[Tensor]) -> bool:
+    return all(constant_value(t) is not None or _partial_vector(t) is not None and None not in _partial_vector(t)
+               for t in x)
+
+
+def _run_time_key(masks: tuple, name: str) -> Callable:
+    """The numpy key of StridedSlice bounds known only at run time (a loop body's `x[:, i]`)."""
+    from tftk.ops.slicing_ops import masked_key
+    return lambda b, e, s: masked_key([int(v) for v in b], [int(v) for v in e], [int(v) for v in s], *masks,
+                                      op_name=name)
+
+
+def _run_time_slice_shape(shape: tensor_shape.TensorShape, n: int, masks: tuple, name: str):
+    """The static shape of a run-time slice: full (masked) axes and the rank, the rest unknown."""
     from tftk.ops.slicing_ops import sliced_shape
+    key = _run_time_key(masks, name)
+    empty, one = (sliced_shape(shape, key([0] * n, [e] * n, [1] * n)) for e in (0, 1))
+    if empty.ndims is None:
+        return empty
+    return tensor_shape.TensorShape([a if a == b else None for a, b in zip(empty.as_list(), one.as_list())])
+
+
+registry.register_op("StridedSliceDynamic", lambda op, ctx: _slice_at_run_time(op))
+registry.register_op("StridedSliceGradDynamic", lambda op, ctx: _slice_grad_at_run_time(op))
+registry.not_differentiable("StridedSliceDynamic", "StridedSliceGradDynamic")
+
+
+def _slice_at_run_time(op):
+    key = _run_time_key(op.get_attr("masks"), op.name)
+    return lambda x, b, e, s: x[key(b, e, s)]
+
+
+def _slice_grad_at_run_time(op):
+    from tftk.kernels.scatter import scatter_into_zeros
+    key = _run_time_key(op.get_attr("masks"), op.name)
+    return lambda shape, b, e, s, grad: scatter_into_zeros(tuple(int(d) for d in shape), grad, key(b, e, s))
+
+
+def _strided_slice(x, a, name):
+    """TF's StridedSlice(input, begin, end, strides): tftk's keyed StridedSlice when the bounds are
+    constant, else a slice keyed at run time."""
+    from tftk.ops.slicing_ops import sliced_shape
+    if not _bounds_known(x[1:4]):
+        masks = tuple(int(a.get(m, 0)) for m in _MASKS)
+        shape = _run_time_slice_shape(x[0].shape, x[1].shape.num_elements(), masks, name)
+        return make_op("StridedSliceDynamic", list(x[:4]), x[0].dtype, shape, name, {"masks": masks})
     key = _slice_key(x[1:4], a, name)
     return make_op("StridedSlice", [x[0]], x[0].dtype, sliced_shape(x[0].shape, key), name, {"key": key})
 
@@ -215,6 +276,11 @@ def _strided_slice(x, a, name):
 def _strided_slice_grad(x, a, name):
     """TF's StridedSliceGrad(shape, begin, end, strides, dy): tftk's takes the forward input, which
     is the tensor `shape` was taken of (TF's gradient passes Shape(x))."""
+    if not _bounds_known(x[1:4]):
+        masks = tuple(int(a.get(m, 0)) for m in _MASKS)
+        shape = _partial_vector(x[0])
+        return make_op("StridedSliceGradDynamic", list(x), x[4].dtype, None if shape is None else shape, name,
+                       {"masks": masks})
     if x[0].op.type not in ("Shape", "ShapeDynamic"):
         raise UnsupportedNodeError(f"node {name!r}: StridedSliceGrad whose shape is not a Shape op's output")
     forward = x[0].op.inputs[0]
@@ -334,6 +400,7 @@ BUILDERS: dict[str, Builder] = {
     "Neg": _unary(math_ops.negative), "Square": _unary(math_ops.square), "Sqrt": _unary(math_ops.sqrt),
     "Rsqrt": _unary(math_ops.rsqrt), "Exp": _unary(math_ops.exp), "Log": _unary(math_ops.log),
     "Abs": _unary(math_ops.abs),
+    "Sin": _unary(math_ops.sin), "Cos": _unary(math_ops.cos),
     "Tanh": _unary(math_ops.tanh), "Sigmoid": _unary(math_ops.sigmoid), "Relu": _unary(nn_ops.relu),
     "Relu6": _unary(nn_ops.relu6), "Elu": _unary(nn_ops.elu), "Softplus": _unary(nn_ops.softplus),
     "Softmax": _unary(nn_ops.softmax), "LogSoftmax": _unary(nn_ops.log_softmax),
@@ -376,5 +443,17 @@ BUILDERS: dict[str, Builder] = {
     "ConcatOffset": _concat_offsets, "Log1p": _unary(math_ops.log1p),
     "Split": lambda x, a, name: array_ops.split(x[1], a["num_split"], axis=_axis(x[0], name), name=name),
     "SplitV": _split_v, "LSTMBlockCellGrad": _lstm_block_cell_grad,
+    "SelectV2": lambda x, a, name: index_ops.where_v2(x[0], x[1], x[2], name=name),
+    "Transpose": _transpose,
+    "Range": lambda x, a, name: sequence_ops.range(x[0], x[1], x[2], dtype=a.get("Tidx"), name=name),
+    "All": _reduce(reduction_ops.reduce_all), "Any": _reduce(reduction_ops.reduce_any),
+    "AddN": lambda x, a, name: math_ops.add_n(list(x), name=name),
+    "SigmoidGrad": lambda x, a, name: math_ops.sigmoid_grad(x[0], x[1]),
+    "TanhGrad": lambda x, a, name: math_ops.tanh_grad(x[0], x[1]),
+    "RsqrtGrad": lambda x, a, name: math_ops.rsqrt_grad(x[0], x[1]),
+    "InvertPermutation": lambda x, a, name: sequence_ops.invert_permutation(x[0], name=name),
+    "DynamicStitch": lambda x, a, name: scatter_ops.dynamic_stitch(list(x[:len(x) // 2]), list(x[len(x) // 2:]),
+                                                                   name=name),
+    "Assert": lambda x, a, name: logging_ops.Assert(x[0], list(x[1:]), summarize=a.get("summarize"), name=name),
 }
 BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})
