@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable, Mapping, Sequence
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Operation, Tensor, get_default_graph
+from tftk.formats.functions import functional_builder, graph_library
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
 from tftk.proto.tensorflow import AttrValue, GraphDef
 from tftk.summary.tensor_proto import make_ndarray, shape_dims
@@ -33,9 +35,11 @@ def decode_attr(value: AttrValue) -> Any:
     return getattr(value, kind) if kind else None
 
 
-def _numpy_name(enum: int) -> str:
+def _numpy_name(enum: int) -> str | int:
     from tftk.proto.tensorflow import DataType
-    name = DataType.Name(enum)[3:].lower() if enum in DataType.values() else str(enum)
+    if enum not in DataType.values():  # a number tensorboardX's enum lacks (uint32, variant): as_dtype reads it
+        return enum
+    name = DataType.Name(enum)[3:].lower()
     return {"float": "float32", "double": "float64", "half": "float16"}.get(name, name)
 
 
@@ -96,9 +100,10 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
     mapped = {(k if ":" in k else k + ":0"): v for k, v in (input_map or {}).items()}
     produced: dict[str, tuple[Operation | None, list[Tensor]]] = {}
     scope = "import" if name is None else name
+    library = functools.cache(lambda: graph_library(graph_def))  # read when a functional node needs it
     with graph.as_default(), graph.name_scope(scope or None):
         for node in _topological(graph_def, frozenset(skip)):
-            builder = _tftk_builder(node) or BUILDERS.get(node.op)  # tftk's own form first
+            builder = functional_builder(node, library) or _tftk_builder(node) or BUILDERS.get(node.op)
             if builder is None:
                 raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "
                                            f"not supported by tftk")
