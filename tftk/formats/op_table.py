@@ -17,7 +17,7 @@ from tftk.framework import dtypes, registry, tensor_shape
 from tftk.framework.constant_op import constant
 from tftk.framework.ops import Tensor
 from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, math_ops,
-                      nn_ops, reduction_ops, scan_ops, slicing_ops, state_ops, tile_pad_ops)
+                      nn_ops, reduction_ops, scan_ops, scatter_ops, slicing_ops, state_ops, tile_pad_ops)
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.train.training_ops import UPDATE_KINDS
@@ -350,6 +350,7 @@ BUILDERS: dict[str, Builder] = {
     "Tile": _tile,
     "Slice": lambda x, a, name: slicing_ops.slice(x[0], x[1], x[2], name=name),
     "GatherV2": lambda x, a, name: gather_ops.gather(x[0], x[1], axis=_axis(x[2], name), name=name),
+    "ScatterNd": lambda x, a, name: scatter_ops.scatter_nd(x[0], x[1], x[2], name=name),
     "Fill": lambda x, a, name: array_ops.fill(x[0], x[1], name=name),
     "Mean": _reduce(reduction_ops.reduce_mean), "Sum": _sum, "BroadcastTo": _broadcast_to,
     "BroadcastGradientArgs": _gradient_args, "Prod": _reduce(reduction_ops.reduce_prod),

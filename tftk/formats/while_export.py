@@ -25,6 +25,7 @@ import numpy as np
 from tftk.framework import dtypes
 from tftk.framework.tensor_shape import TensorShape
 from tftk.formats.functions import FunctionBuilder, func_attr, unique_function_name
+from tftk.proto.tensorflow import FunctionDefLibrary
 
 __all__ = ["while_nodes"]
 
@@ -43,10 +44,25 @@ def _ops_between(graph, targets: list, stops: set) -> list:
     return [op for op in graph.get_operations() if op in needed]
 
 
-def _used(ops: list, targets: list, candidates: list) -> list:
-    """The candidates (feeds) that `ops` read or that are themselves targets."""
-    read = {t for op in ops for t in op.inputs} | set(targets)
-    return [t for t in candidates if t in read]
+def _function_nodes(graph, targets: list, stops: set, library) -> tuple[list, set]:
+    """The NodeDefs computing `targets` from `stops` (and the placeholders), and the tensor names
+    they read. A TF form may read tensors its tftk op does not take (LSTMBlockCellGrad reads the
+    forward cell's inputs): the ops producing those are added until nothing is missing."""
+    ops_by_name = {op.name: op for op in graph.get_operations()}
+    stop_names = {t.name for t in stops}
+    wanted = list(targets)
+    while True:
+        scratch = FunctionDefLibrary()  # a pass that finds a missing op is written again: keep one pass's functions
+        scratch.CopyFrom(library)
+        nodes = _body_nodes(_ops_between(graph, wanted, stops), scratch)
+        written = {n.name for n in nodes}
+        read = {ref if ":" in ref else ref + ":0" for n in nodes for ref in n.input if not ref.startswith("^")}
+        missing = [name for name in read if name.partition(":")[0] not in written and name not in stop_names
+                   and ops_by_name[name.partition(":")[0]].type != "Placeholder"]
+        if not missing:
+            library.CopyFrom(scratch)
+            return nodes, read | {t.name for t in targets}
+        wanted += [graph.get_tensor_by_name(name) for name in missing]
 
 
 def _shape_const(shape: TensorShape) -> np.ndarray:
@@ -65,7 +81,7 @@ def _layout(op) -> dict:
             "body_caps": inputs[n + n_sl + n_cc:end], "max": inputs[end:], "n_st": op.get_attr("n_stacked")}
 
 
-def _gradient_parts(grad) -> dict:
+def _gradient_parts(grad, library) -> dict:
     """What a WhileGrad's plan computes from what: its body ops, and which feeds they read."""
     forward = grad.get_attr("forward")
     body = forward.get_attr("body_graph")
@@ -75,11 +91,11 @@ def _gradient_parts(grad) -> dict:
     n_caps = len(body.captures)
     n_seeds = len(grad.get_attr("loop_floats"))
     n_st = grad.get_attr("n_stacked")
-    ops = _ops_between(body, fetches, set(feeds))
-    used = set(_used(ops, fetches, feeds))
+    nodes, read = _function_nodes(body, fetches, set(feeds), library)
+    used = {t for t in feeds if t.name in read}
     values = [t for t in feeds[:n] if t in used]
     saved = [t for t in feeds[n_in + n_caps + n_seeds + n_st:] if t in used]
-    return {"ops": ops, "fetches": fetches, "values": values, "saved": saved,
+    return {"nodes": nodes, "fetches": fetches, "values": values, "saved": saved,
             "rows": [(k, t) for k, t in enumerate(feeds[n:n_in]) if t in used],
             "caps": [(i, t) for i, t in enumerate(feeds[n_in:n_in + n_caps]) if t in used],
             "seeds": feeds[n_in + n_caps:n_in + n_caps + n_seeds],
@@ -92,7 +108,7 @@ def _accumulated(forward) -> list:
     keys: dict = {}
     for op in forward.graph.get_operations():
         if op.type == "WhileGrad" and op.get_attr("forward") is forward:
-            parts = _gradient_parts(op)
+            parts = _gradient_parts(op, FunctionDefLibrary())  # what it reads; its functions are not kept
             keys.update(dict.fromkeys(parts["values"] + parts["saved"]))
     return list(keys)
 
@@ -103,6 +119,12 @@ def while_nodes(op, library) -> list:
         raise ValueError(f"{op.type} {op.name!r}: a While is written with its functions; export the whole "
                          "graph (as_graph_def / export_meta_graph) rather than the op alone")
     return _forward_nodes(op, library) if op.type == "While" else _gradient_nodes(op, library)
+
+
+def _store(library, builder: FunctionBuilder) -> None:
+    """Replace the function's reserved entry in `library` by the finished FunctionDef."""
+    entry = next(f for f in library.function if f.signature.name == builder.name)
+    entry.CopyFrom(builder.finish())
 
 
 class _Loop:
@@ -121,7 +143,10 @@ class _Loop:
         return len(self.sources) - 1
 
     def function(self, library, stem: str) -> tuple[FunctionBuilder, list[str]]:
+        """A builder for a function of these loop variables, its name reserved in `library` at once
+        (a While nested in the body picks its functions' names before this one is finished)."""
         builder = FunctionBuilder(unique_function_name(library, stem))
+        library.function.add().signature.name = builder.name
         args = [builder.add_arg(label, dt, shape) for label, (dt, shape) in zip(self.labels, self.specs)]
         return builder, args
 
@@ -190,13 +215,13 @@ def _forward_nodes(op, library) -> list:
         cond.substitute(t.name, args[1 + i])
     for i, t in enumerate(cond_graph.captures.values()):
         cond.substitute(t.name, args[first["cond_caps"] + i])
-    cond.add_nodes(_body_nodes(_ops_between(cond_graph, cond_graph.outputs[:1], set()), library))
+    cond.add_nodes(_function_nodes(cond_graph, cond_graph.outputs[:1], set(), library)[0])
     result = cond_graph.outputs[0].name
     if lay["max"]:
         below = cond.node("Less", "tftk_below_max", [args[0], args[first["max"]]], T=dtypes.int32)
         result = cond.node("LogicalAnd", "tftk_cond", [below, result])
     cond.add_ret("cond", dtypes.bool, result)
-    library.function.append(cond.finish())
+    _store(library, cond)
 
     # body(counter, vars, ...) -> (counter + 1, new vars, the rest passed on or pushed to)
     body, args = loop.function(library, f"{prefix}_body")
@@ -210,7 +235,7 @@ def _forward_nodes(op, library) -> list:
     for i, t in enumerate(body_graph.captures.values()):
         body.substitute(t.name, args[first["body_caps"] + i])
     targets = body_graph.outputs[:n + n_st] + accumulated
-    body.add_nodes(_body_nodes(_ops_between(body_graph, targets, set()), library))
+    body.add_nodes(_function_nodes(body_graph, targets, set(), library)[0])
     one = body.const("tftk_one", np.int32(1))
     body.add_ret("counter", dtypes.int32, body.node("AddV2", "tftk_next", [args[0], one], T=dtypes.int32))
     for i, t in enumerate(body_graph.outputs[:n]):
@@ -221,7 +246,7 @@ def _forward_nodes(op, library) -> list:
         pushed = body.node("TensorListPushBack", f"tftk_push_{loop.labels[position]}", [args[position], t.name],
                            element_dtype=t.dtype)
         body.add_ret(loop.labels[position], dtypes.variant, pushed)
-    library.function.append(body.finish())
+    _store(library, body)
 
     name = f"{prefix}/While"
     nodes.append(loop.while_node(name, cond.name, body.name, [f"^{c.name}" for c in op.control_inputs]))
@@ -245,7 +270,7 @@ def _forward_list_output(forward, tensor) -> str:
 def _gradient_nodes(grad, library) -> list:
     forward = grad.get_attr("forward")
     lay = _layout(forward)
-    parts = _gradient_parts(grad)
+    parts = _gradient_parts(grad, library)
     n_lg = len(grad.get_attr("loop_floats"))
     sliced_floats, float_caps = grad.get_attr("sliced_floats"), grad.get_attr("float_caps")
     body_graph = forward.get_attr("body_graph")
@@ -282,7 +307,7 @@ def _gradient_nodes(grad, library) -> list:
     cond, args = loop.function(library, f"{prefix}_cond")
     zero = cond.const("tftk_zero", np.int32(0))
     cond.add_ret("cond", dtypes.bool, cond.node("GreaterEqual", "tftk_more", [args[0], zero], T=dtypes.int32))
-    library.function.append(cond.finish())
+    _store(library, cond)
 
     body, args = loop.function(library, f"{prefix}_body")
     for k, t in enumerate(parts["seeds"]):
@@ -297,7 +322,7 @@ def _gradient_nodes(grad, library) -> list:
                                           Tparams=t.dtype, Tindices=dtypes.int32, Taxis=dtypes.int32, batch_dims=0))
     for t, position in caps:
         body.substitute(t.name, args[position])
-    body.add_nodes(_body_nodes(parts["ops"], library))
+    body.add_nodes(parts["nodes"])
     fetches = parts["fetches"]
     one = body.const("tftk_one", np.int32(1))
     body.add_ret("t", dtypes.int32, body.node("Sub", "tftk_previous", [args[0], one], T=dtypes.int32))
@@ -313,7 +338,7 @@ def _gradient_nodes(grad, library) -> list:
     for j, position in enumerate(cap_sums):
         g = fetches[n_lg + len(row_lists) + j]
         body.add_ret(loop.labels[position], g.dtype, body.node("AddV2", f"tftk_sum_{j}", [args[position], g.name], T=g.dtype))
-    library.function.append(body.finish())
+    _store(library, body)
 
     name = f"{prefix}/While"
     nodes.append(loop.while_node(name, cond.name, body.name, [f"^{c.name}" for c in grad.control_inputs]))

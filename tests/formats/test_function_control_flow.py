@@ -1,0 +1,146 @@
+"""Loops written as TF's functional While (FunctionDefs + TensorLists) and read back.
+
+Each program is built in tftk, its GraphDef (and gradient) written, then read back by tftk and
+run by real TensorFlow (frozen GraphDef and SavedModel): the same values.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tftk as tf
+from tftk.formats.functions import graph_library
+from tftk.proto.tensorflow import GraphDef
+
+from tests.tf_oracle import run_script_in_tf
+
+
+def _rows(shape, seed=0):
+    return np.random.RandomState(seed).rand(*shape).astype(np.float64) - 0.5
+
+
+def _while_loop(x):
+    w = tf.constant(np.linspace(0.5, 1.5, 3), name="w")
+    _, y = tf.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, tf.tanh(y * w) + 0.5 * y), [0, x])
+    return y
+
+
+def _while_loop_max_iterations(x):
+    _, y = tf.while_loop(lambda i, y: i < 100, lambda i, y: (i + 1, tf.sin(y) * 2.0), [0, x], maximum_iterations=3)
+    return y
+
+
+def _scan(x):
+    return tf.scan(lambda acc, row: acc * 0.5 + tf.square(row), tf.transpose(x), initializer=tf.zeros_like(x[:, 0]))
+
+
+def _map_fn(x):
+    return tf.map_fn(lambda row: tf.reduce_sum(row * row) * row, x)
+
+
+def _foldl(x):
+    return tf.foldl(lambda acc, row: acc * row + 1.0, x)
+
+
+def _dynamic_rnn(cell):
+    def build(x):
+        seq = tf.reshape(x, [-1, 2, 3])
+        outputs, state = tf.nn.dynamic_rnn(cell(), tf.cast(seq, tf.float32), dtype=tf.float32)
+        return tf.cast(tf.reduce_sum(outputs, axis=1) + (state.h if hasattr(state, "h") else state), tf.float64)
+    return build
+
+
+def _nested(x):
+    def outer(i, y):
+        _, inner = tf.while_loop(lambda j, z: j < 2, lambda j, z: (j + 1, z * 0.5 + 1.0), [0, y])
+        return i + 1, inner * y
+    return tf.while_loop(lambda i, y: i < 3, outer, [0, x])[1]
+
+
+# (name, build(x) -> y, x's shape, whether tftk takes its gradient)
+PROGRAMS = [
+    ("while_loop", _while_loop, (4, 3), True),
+    ("maximum_iterations", _while_loop_max_iterations, (4, 3), True),
+    ("scan", _scan, (4, 3), True),
+    ("map_fn", _map_fn, (4, 3), True),
+    ("foldl", _foldl, (4, 3), True),
+    ("dynamic_rnn_lstm", _dynamic_rnn(lambda: tf.nn.rnn_cell.BasicLSTMCell(5)), (4, 6), True),
+    ("dynamic_rnn_gru", _dynamic_rnn(lambda: tf.nn.rnn_cell.GRUCell(5)), (4, 6), True),
+    ("nested_while", _nested, (4, 3), True),
+]
+IDS = [p[0] for p in PROGRAMS]
+
+
+def _build(build, shape, with_gradient):
+    """(graph_def, the output names to compare, the values tftk computes for x)."""
+    value = _rows(shape)
+    with tf.Graph().as_default() as graph:
+        tf.set_random_seed(3)
+        x = tf.placeholder(tf.float64, [None, shape[1]], name="x")
+        y = tf.identity(build(x), name="y")
+        fetches = [y]
+        if with_gradient:
+            fetches += tf.gradients(tf.reduce_sum(y * y), [x])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            expected = sess.run(fetches, {x: value})
+            graph_def = tf.graph_util.convert_variables_to_constants(sess, graph.as_graph_def(),
+                                                                     [t.op.name for t in fetches])
+    return graph_def, [t.name for t in fetches], value, expected
+
+
+@pytest.mark.parametrize("name, build, shape, with_gradient", PROGRAMS, ids=IDS)
+def test_tftk_reruns_its_functional_while_graphs(name, build, shape, with_gradient):
+    graph_def, names, value, expected = _build(build, shape, with_gradient)
+    assert "While" in {n.op for n in graph_def.node} and graph_library(graph_def).function
+    assert not {"WhileGrad"} & {n.op for n in graph_def.node}
+    with tf.Graph().as_default():
+        x, *fetches = tf.import_graph_def(GraphDef.FromString(graph_def.SerializeToString()),
+                                          return_elements=["x:0"] + names, name="")
+        with tf.Session() as sess:
+            got = sess.run(fetches, {x: value})
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+TF_RUN = """
+import json, sys
+import numpy as np
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+spec = json.load(open(sys.argv[1]))
+out = {}
+for name, case in spec.items():
+    graph_def = tf.GraphDef()
+    graph_def.ParseFromString(open(case["pb"], "rb").read())
+    with tf.Graph().as_default():
+        tf.import_graph_def(graph_def, name="")
+        with tf.Session() as sess:
+            try:
+                out[name] = [v.tolist() for v in sess.run(case["fetches"], {"x:0": np.load(case["x"])})]
+            except Exception as exc:
+                out[name] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
+def test_tensorflow_runs_tftk_frozen_loop_graphs(tmp_path):
+    """Forward and gradient of each program: TF's functional While runs tftk's FunctionDefs."""
+    spec, expected = {}, {}
+    for name, build, shape, with_gradient in PROGRAMS:
+        graph_def, names, value, expected[name] = _build(build, shape, with_gradient)
+        (tmp_path / f"{name}.pb").write_bytes(graph_def.SerializeToString())
+        np.save(tmp_path / f"{name}.npy", value)
+        spec[name] = {"pb": str(tmp_path / f"{name}.pb"), "x": str(tmp_path / f"{name}.npy"), "fetches": names}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "run.py").write_text(TF_RUN)
+    theirs = json.loads(run_script_in_tf(str(tmp_path / "run.py"), str(tmp_path / "spec.json")))
+    for name in spec:
+        assert "error" not in theirs[name], (name, theirs[name])
+        for got, want in zip(theirs[name], expected[name]):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=name)
