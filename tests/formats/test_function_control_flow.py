@@ -144,3 +144,29 @@ def test_tensorflow_runs_tftk_frozen_loop_graphs(tmp_path):
         assert "error" not in theirs[name], (name, theirs[name])
         for got, want in zip(theirs[name], expected[name]):
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
+@pytest.mark.parametrize("model", ["lstm_adam", "gru_adam"])
+def test_tftk_dynamic_rnn_saved_model_loads_in_tensorflow_and_tftk(tmp_path, model):
+    """A dynamic_rnn model trained a step in tftk, saved with simple_save: TF and tftk serve it."""
+    from tests.differential import training_models
+    from tests.formats.test_saved_model import TF_LOAD
+    batch = training_models.batches(model, 2)
+    with tf.Graph().as_default() as graph:
+        (x, y), loss, train_op = training_models.MODELS[model](tf)
+        output = graph.get_tensor_by_name("rnn/transpose_1:0")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train_op, {x: batch[0][0], y: batch[0][1]})
+            ours = sess.run(output, {x: batch[1][0]})
+            tf.saved_model.simple_save(sess, str(tmp_path / "sm"), {"x": x}, {"y": output})
+    np.save(tmp_path / "x.npy", batch[1][0])
+    (tmp_path / "load.py").write_text(TF_LOAD)
+    theirs = json.loads(run_script_in_tf(str(tmp_path / "load.py"), str(tmp_path / "sm"), str(tmp_path / "x.npy")))
+    np.testing.assert_allclose(theirs["y"], ours, rtol=1e-5, atol=1e-6)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "sm"))
+        signature = meta.signature_def["serving_default"]
+        np.testing.assert_array_equal(sess.run(signature.outputs["y"].name, {signature.inputs["x"].name: batch[1][0]}),
+                                      ours)
