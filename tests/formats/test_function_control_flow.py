@@ -61,6 +61,22 @@ def _nested(x):
     return tf.while_loop(lambda i, y: i < 3, outer, [0, x])[1]
 
 
+def _cond(x):
+    positive = tf.reduce_sum(x) > 0.0
+    inner = lambda: tf.cond(tf.reduce_max(x) > 0.3, lambda: tf.sin(x) * 3.0, lambda: x + tf.constant(2.0, tf.float64))
+    return tf.cond(positive, lambda: inner() * x, lambda: tf.square(x) + 1.0)
+
+
+def _cond_in_while(x):
+    body = lambda i, y: (i + 1, tf.cond(tf.equal(i % 2, 0), lambda: y * 1.5, lambda: tf.tanh(y) - 0.25))
+    return tf.while_loop(lambda i, y: i < 5, body, [0, x])[1]
+
+
+def _while_in_cond(x):
+    loop = lambda: tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tf.sin(y) + y), [0, x])[1]
+    return tf.cond(tf.reduce_sum(x) > 0.0, loop, lambda: x * 2.0)
+
+
 # (name, build(x) -> y, x's shape, whether tftk takes its gradient)
 PROGRAMS = [
     ("while_loop", _while_loop, (4, 3), True),
@@ -73,11 +89,15 @@ PROGRAMS = [
     ("nested_while", _nested, (4, 3), True),
 ]
 IDS = [p[0] for p in PROGRAMS]
+# tftk's conds are written as TF1's Switch/Merge (formats/cond_export); x's sign picks the branches
+COND_PROGRAMS = [(f"{name}_{sign}", build, (4, 3), True, sign)
+                 for name, build in [("cond", _cond), ("cond_in_while", _cond_in_while), ("while_in_cond", _while_in_cond)]
+                 for sign in ("positive", "negative")]
 
 
-def _build(build, shape, with_gradient):
+def _build(build, shape, with_gradient, sign=None):
     """(graph_def, the output names to compare, the values tftk computes for x)."""
-    value = _rows(shape)
+    value = _rows(shape) if sign is None else np.abs(_rows(shape)) * (1.0 if sign == "positive" else -1.0)
     with tf.Graph().as_default() as graph:
         tf.set_random_seed(3)
         x = tf.placeholder(tf.float64, [None, shape[1]], name="x")
@@ -107,6 +127,20 @@ def test_tftk_reruns_its_functional_while_graphs(name, build, shape, with_gradie
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name, build, shape, with_gradient, sign", COND_PROGRAMS, ids=[p[0] for p in COND_PROGRAMS])
+def test_tftk_reruns_its_switch_merge_conds(name, build, shape, with_gradient, sign):
+    """Reading Switch/Merge back is the TF1 control-flow importer's (formats/v1_control_flow)."""
+    pytest.importorskip("tftk.formats.v1_control_flow")
+    graph_def, names, value, expected = _build(build, shape, with_gradient, sign)
+    assert {"Switch", "Merge"} <= {n.op for n in graph_def.node}
+    with tf.Graph().as_default():
+        x, *fetches = tf.import_graph_def(graph_def, return_elements=["x:0"] + names, name="")
+        with tf.Session() as sess:
+            got = sess.run(fetches, {x: value})
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
 TF_RUN = """
 import json, sys
 import numpy as np
@@ -130,10 +164,11 @@ print(json.dumps(out))
 
 @pytest.mark.slow  # runs real TensorFlow in a subprocess
 def test_tensorflow_runs_tftk_frozen_loop_graphs(tmp_path):
-    """Forward and gradient of each program: TF's functional While runs tftk's FunctionDefs."""
+    """Forward and gradient of each program: TF's functional While runs tftk's FunctionDefs, TF1's
+    Switch/Merge its conds (in the graph and inside loop bodies)."""
     spec, expected = {}, {}
-    for name, build, shape, with_gradient in PROGRAMS:
-        graph_def, names, value, expected[name] = _build(build, shape, with_gradient)
+    for name, build, shape, with_gradient, *sign in PROGRAMS + COND_PROGRAMS:
+        graph_def, names, value, expected[name] = _build(build, shape, with_gradient, *sign)
         (tmp_path / f"{name}.pb").write_bytes(graph_def.SerializeToString())
         np.save(tmp_path / f"{name}.npy", value)
         spec[name] = {"pb": str(tmp_path / f"{name}.pb"), "x": str(tmp_path / f"{name}.npy"), "fetches": names}

@@ -26,6 +26,7 @@ from tftk.framework import dtypes
 from tftk.framework.tensor_shape import TensorShape
 from tftk.formats.functions import FunctionBuilder, func_attr, unique_function_name
 from tftk.proto.tensorflow import FunctionDefLibrary
+from tftk.summary.graph_def import ops_nodes
 
 __all__ = ["while_nodes"]
 
@@ -54,7 +55,7 @@ def _function_nodes(graph, targets: list, stops: set, library) -> tuple[list, se
     while True:
         scratch = FunctionDefLibrary()  # a pass that finds a missing op is written again: keep one pass's functions
         scratch.CopyFrom(library)
-        nodes = _body_nodes(_ops_between(graph, wanted, stops), scratch)
+        nodes = ops_nodes(graph, _ops_between(graph, wanted, stops), False, scratch)
         written = {n.name for n in nodes}
         read = {ref if ":" in ref else ref + ":0" for n in nodes for ref in n.input if not ref.startswith("^")}
         missing = [name for name in read if name.partition(":")[0] not in written and name not in stop_names
@@ -174,11 +175,6 @@ def _outer_node(op_type: str, name: str, inputs: list[str], **attrs):
 def _outer_const(name: str, value) -> object:
     value = np.asarray(value)
     return _outer_node("Const", name, [], dtype=dtypes.as_dtype(value.dtype), value=value)
-
-
-def _body_nodes(ops: list, library) -> list:
-    from tftk.summary.graph_def import op_nodes
-    return [node for op in ops for node in op_nodes(op, False, library)]
 
 
 def _forward_nodes(op, library) -> list:

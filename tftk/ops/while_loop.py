@@ -181,7 +181,8 @@ def _saved_intermediates(body_graph: FuncGraph, forward_ops: set, grad_ops: list
     Keeping them (as TF's stacks do) saves recomputing each iteration's forward ops in the backward
     loop, and gives the backward pass the very values the forward saw (dropout masks included). A
     body holding a While of its own is recomputed instead: the inner loop's gradient reads the state
-    of its forward run, which must be the same iteration's.
+    of its forward run, which must be the same iteration's. A tensor of a cond branch is recomputed
+    too: in an iteration that did not take the branch it has no value to keep.
     """
     if any(op.type == "While" for op in forward_ops):
         return []
@@ -189,7 +190,8 @@ def _saved_intermediates(body_graph: FuncGraph, forward_ops: set, grad_ops: list
     saved: dict[Tensor, None] = {}
     for op in grad_ops:
         for t in op.inputs:
-            if t.op in forward_ops and t not in fed and registry.lookup(t.op.type).inline is not registry.Inline.CONSTANT:
+            if t.op in forward_ops and t not in fed and not t.op.guard \
+                    and registry.lookup(t.op.type).inline is not registry.Inline.CONSTANT:
                 saved[t] = None
     return list(saved)
 

@@ -19,7 +19,7 @@ from tensorboardX.proto.node_def_pb2 import NodeDef
 from tftk.atomic import atomic_write_bytes
 from tftk.summary.tensor_proto import make_tensor_proto, shape_proto
 
-__all__ = ["GraphDef", "graph_to_graph_def", "op_nodes", "as_graph_def", "node_def", "attr_value", "write_graph"]
+__all__ = ["GraphDef", "graph_to_graph_def", "ops_nodes", "op_nodes", "as_graph_def", "node_def", "attr_value", "write_graph"]
 
 
 def graph_to_graph_def(graph, add_shapes: bool = False) -> GraphDef:
@@ -31,12 +31,15 @@ def graph_to_graph_def(graph, add_shapes: bool = False) -> GraphDef:
     """
     from tftk.formats.functions import new_library, set_graph_library
     library = new_library()
-    nodes = []
-    for op in graph.get_operations():
-        nodes.extend(op_nodes(op, add_shapes, library))
-    graph_def = GraphDef(node=nodes)
+    graph_def = GraphDef(node=ops_nodes(graph, graph.get_operations(), add_shapes, library))
     set_graph_library(graph_def, library)
     return graph_def
+
+
+def ops_nodes(graph, ops: list, add_shapes: bool = False, library=None) -> list[NodeDef]:
+    """The NodeDefs of `ops` of `graph` (see op_nodes), cond branches as TF1's Switch/Merge."""
+    from tftk.formats.cond_export import write_conds
+    return write_conds(graph, [(op, op_nodes(op, add_shapes, library)) for op in ops])
 
 
 def op_nodes(op, add_shapes: bool = False, library=None) -> list[NodeDef]:
