@@ -110,11 +110,17 @@ def _merge_node(op, switches: _Switches):
     return node
 
 
+def _guard(op) -> tuple:
+    """The op's cond guard; () for a stand-in op without one (summary's graph converter takes any
+    object with the public Operation interface)."""
+    return getattr(op, "guard", ())
+
+
 def write_conds(graph, per_op: list) -> list:
     """The NodeDefs of [(op, its nodes)] with the cond ops in TF1's Switch/Merge form."""
-    if not any(op.guard or op.type == "Merge" for op, _ in per_op):
+    if not any(_guard(op) or op.type == "Merge" for op, _ in per_op):
         return [node for _, nodes in per_op for node in nodes]
-    guard_of = {node.name: op.guard for op, nodes in per_op for node in nodes}
+    guard_of = {node.name: _guard(op) for op, nodes in per_op for node in nodes}
     switches = _Switches(graph, guard_of, set(guard_of))
     out = []
     for op, nodes in per_op:
