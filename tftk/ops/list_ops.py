@@ -46,8 +46,29 @@ class TensorListValue:
                                        f"shape {shape} is not fully defined")
         return np.zeros(shape, self.dtype)
 
+    def __add__(self, other: Any) -> "TensorListValue":
+        """Item by item (TF's AddN of TensorList gradients); a 0 (ZerosLike of a list) adds nothing;
+        an unset item counts as zeros."""
+        other = as_list_value(other)
+        if not isinstance(other, TensorListValue):
+            if np.all(np.asarray(other) == 0):
+                return self
+            return NotImplemented
+        if len(other.items) != len(self.items):
+            raise ValueError(f"adding TensorLists of {len(self.items)} and {len(other.items)} items")
+        return self.with_items([b if a is None else a if b is None else a + b for a, b in zip(self.items, other.items)])
+
+    __radd__ = __add__
+
     def __repr__(self) -> str:
         return f"TensorListValue({len(self.items)} items of {self.dtype})"
+
+
+def as_list_value(value: Any) -> Any:
+    """A TensorListValue out of the 0-d object array numpy wraps it in (after an np.add or a copy)."""
+    if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
+        return value.item()
+    return value
 
 
 def _shape_value(value: Any) -> tuple | None:
@@ -90,11 +111,12 @@ def _bind_from_tensor(op, ctx):
 
 def _bind_push_back(op, ctx):
     dtype = _element_dtype(op)
-    return lambda handle, item: handle.with_items(handle.items + (np.asarray(item, dtype),))
+    return lambda handle, item: as_list_value(handle).with_items(as_list_value(handle).items + (np.asarray(item, dtype),))
 
 
 def _bind_pop_back(op, ctx):
     def kernel(handle, element_shape):
+        handle = as_list_value(handle)
         if not handle.items:
             raise InvalidArgumentError(None, op, "TensorListPopBack: the list is empty")
         return handle.with_items(handle.items[:-1]), handle.item(-1, op, element_shape)
@@ -102,13 +124,14 @@ def _bind_pop_back(op, ctx):
 
 
 def _bind_get_item(op, ctx):
-    return lambda handle, index, element_shape: handle.item(int(index), op, element_shape)
+    return lambda handle, index, element_shape: as_list_value(handle).item(int(index), op, element_shape)
 
 
 def _bind_set_item(op, ctx):
     dtype = _element_dtype(op)
 
     def kernel(handle, index, item):
+        handle = as_list_value(handle)
         items = list(handle.items)
         index = int(index)
         if not 0 <= index < len(items):
@@ -121,6 +144,7 @@ def _bind_set_item(op, ctx):
 
 def _bind_stack(op, ctx):
     def kernel(handle, element_shape):
+        handle = as_list_value(handle)
         rows = [handle.item(i, op, element_shape) for i in range(len(handle.items))]
         if rows:
             return np.stack(rows)
@@ -133,14 +157,14 @@ def _bind_stack(op, ctx):
 
 
 def _bind_length(op, ctx):
-    return lambda handle: np.int32(len(handle.items))
+    return lambda handle: np.int32(len(as_list_value(handle).items))
 
 
 def _bind_element_shape(op, ctx):
     out = op.outputs[0].dtype.as_numpy_dtype
 
     def kernel(handle):
-        shape = handle.element_shape
+        shape = as_list_value(handle).element_shape
         return np.asarray(-1 if shape is None else shape, out)
     return kernel
 
