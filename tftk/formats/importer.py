@@ -7,7 +7,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Operation, Tensor, get_default_graph
-from tftk.formats.functions import functional_builder, graph_library
+from tftk.formats.function_import import functional_builder
+from tftk.formats.functions import graph_library
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
 from tftk.proto.tensorflow import AttrValue, GraphDef
 from tftk.summary.tensor_proto import make_ndarray, shape_dims
