@@ -206,3 +206,87 @@ def test_tftk_dynamic_rnn_saved_model_loads_in_tensorflow_and_tftk(tmp_path, mod
         signature = meta.signature_def["serving_default"]
         np.testing.assert_array_equal(sess.run(signature.outputs["y"].name, {signature.inputs["x"].name: batch[1][0]}),
                                       ours)
+
+
+def _list_graph():
+    """TensorList ops built directly (as TF 2's loops use them): their values, exported GraphDef."""
+    from tftk.ops.list_ops import build_list_op
+    f64, i32 = {"element_dtype": tf.float64}, {"element_dtype": tf.float64, "shape_type": tf.int32}
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float64, [3, 2], name="x")
+        shape, zero, one = tf.constant([2]), tf.constant(0), tf.constant(1)
+        rows = build_list_op("TensorListFromTensor", [x, shape], i32).outputs[0]
+        second = build_list_op("TensorListGetItem", [rows, one, shape], f64).outputs[0]
+        changed = build_list_op("TensorListSetItem", [rows, zero, second * 2.0], f64).outputs[0]
+        pushed = build_list_op("TensorListPushBack", [changed, tf.sin(second)], f64).outputs[0]
+        popped, last = build_list_op("TensorListPopBack", [pushed, shape], f64).outputs
+        reserved = build_list_op("TensorListReserve", [shape, tf.constant(2)], i32).outputs[0]
+        filled = build_list_op("TensorListSetItem", [reserved, one, last], f64).outputs[0]
+        summed = tf.add_n([pushed, pushed])  # TF's AddN of lists: item by item
+        fetches = {
+            "stacked": build_list_op("TensorListStack", [changed, shape], dict(f64, num_elements=-1)).outputs[0],
+            "popped_length": build_list_op("TensorListLength", [popped], {}).outputs[0],
+            "last": last,
+            "filled": build_list_op("TensorListStack", [filled, shape], dict(f64, num_elements=-1)).outputs[0],
+            "element_shape": build_list_op("TensorListElementShape", [rows], {"shape_type": tf.int32}).outputs[0],
+            "summed": build_list_op("TensorListStack", [summed, shape], dict(f64, num_elements=-1)).outputs[0],
+        }
+        value = np.arange(6.0).reshape(3, 2)
+        with tf.Session() as sess:
+            ours = sess.run(fetches, {x: value})
+        return graph.as_graph_def(), {k: t.name for k, t in fetches.items()}, value, ours
+
+
+def test_tensor_list_ops_values():
+    _, _, value, ours = _list_graph()
+    changed = value.copy()
+    changed[0] = value[1] * 2.0
+    np.testing.assert_array_equal(ours["stacked"], changed)
+    np.testing.assert_array_equal(ours["popped_length"], 3)
+    np.testing.assert_array_equal(ours["last"], np.sin(value[1]))
+    np.testing.assert_array_equal(ours["filled"], [[0.0, 0.0], np.sin(value[1])])  # item 0 unset: zeros
+    np.testing.assert_array_equal(ours["element_shape"], [2])
+    np.testing.assert_array_equal(ours["summed"], 2 * np.vstack([changed, np.sin(value[1])]))
+
+
+@pytest.mark.slow  # runs real TensorFlow in a subprocess
+def test_tensor_list_ops_match_tensorflow(tmp_path):
+    graph_def, names, value, ours = _list_graph()
+    (tmp_path / "lists.pb").write_bytes(graph_def.SerializeToString())
+    np.save(tmp_path / "x.npy", value)
+    keys = sorted(names)
+    spec = {"lists": {"pb": str(tmp_path / "lists.pb"), "x": str(tmp_path / "x.npy"), "fetches": [names[k] for k in keys]}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "run.py").write_text(TF_RUN)
+    theirs = json.loads(run_script_in_tf(str(tmp_path / "run.py"), str(tmp_path / "spec.json")))["lists"]
+    assert "error" not in theirs, theirs
+    for key, got in zip(keys, theirs):
+        np.testing.assert_array_equal(got, ours[key], err_msg=key)
+
+
+def test_unset_item_without_a_known_element_shape_is_a_clear_error():
+    from tftk.ops.list_ops import build_list_op
+    with tf.Graph().as_default():
+        unknown = tf.constant(-1)
+        reserved = build_list_op("TensorListReserve", [unknown, tf.constant(2)],
+                                 {"element_dtype": tf.float32, "shape_type": tf.int32}).outputs[0]
+        item = build_list_op("TensorListGetItem", [reserved, tf.constant(0), unknown],
+                             {"element_dtype": tf.float32}).outputs[0]
+        with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
+                                                 match="item 0 was never set and the element shape"):
+            sess.run(item)
+
+
+def test_a_while_whose_body_is_not_in_the_library_names_it():
+    graph_def, names, value, _ = _build(_while_loop, (4, 3), False)
+    library = graph_library(graph_def)
+    kept = [f for f in library.function if not f.signature.name.endswith("_body")]
+    del library.function[:]
+    library.function.extend(kept)
+    stripped = GraphDef()
+    stripped.node.extend(graph_def.node)
+    from tftk.formats.functions import set_graph_library
+    set_graph_library(stripped, library)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="function 'while_while_body' is not in the "
+                                                                  "graph's library"):
+        tf.import_graph_def(stripped, name="")
