@@ -11,6 +11,7 @@ import pytest
 
 import tftk as tf
 from tftk.formats import op_signatures
+from tftk.formats.functions import graph_library
 
 from tests.differential import training_models
 
@@ -25,6 +26,7 @@ def test_training_graph_has_only_tensorflow_op_types(name):
         tf.train.Saver()
         graph_def = tf.train.export_meta_graph().graph_def
     assert {n.op for n in graph_def.node} <= TF_TYPES
+    assert {n.op for f in graph_library(graph_def).function for n in f.node_def} <= TF_TYPES  # loop bodies
     tftk_only = [n.name for n in graph_def.node if "_tftk_output_types" in n.attr and "_tftk_attrs" not in n.attr]
     assert tftk_only == []
 

@@ -256,11 +256,11 @@ def _forward_nodes(op, library) -> list:
     return nodes
 
 
-def _forward_list_output(forward, tensor) -> str:
-    """The forward While node's output holding the accumulator of body tensor `tensor`."""
+def _forward_list_outputs(forward) -> dict:
+    """{body tensor: the forward While node's output holding its accumulator}."""
     lay = _layout(forward)
-    position = 1 + lay["n"] + sum(len(lay[k]) for k in ("sliced", "cond_caps", "body_caps", "max")) + lay["n_st"]
-    return f"{forward.name}/While:{position + _accumulated(forward).index(tensor)}"
+    first = 1 + lay["n"] + sum(len(lay[k]) for k in ("sliced", "cond_caps", "body_caps", "max")) + lay["n_st"]
+    return {t: f"{forward.name}/While:{first + j}" for j, t in enumerate(_accumulated(forward))}
 
 
 def _gradient_nodes(grad, library) -> list:
@@ -279,8 +279,9 @@ def _gradient_nodes(grad, library) -> list:
     for k, t in enumerate(grad.inputs[:n_lg]):
         loop.add(f"grad_{k}", t.name, t.dtype, grad.outputs[k].shape)
     reads = []  # (body tensor, loop position of its accumulator)
+    accumulators = _forward_list_outputs(forward)
     for j, t in enumerate(parts["values"] + parts["saved"]):
-        reads.append((t, loop.add(f"acc_{j}", _forward_list_output(forward, t), dtypes.variant, [])))
+        reads.append((t, loop.add(f"acc_{j}", accumulators[t], dtypes.variant, [])))
     rows = [(t, loop.add(f"sliced_{k}", lay["sliced"][k].name, lay["sliced"][k].dtype, lay["sliced"][k].shape))
             for k, t in parts["rows"]]
     seeds_in = [(t, loop.add(f"stacked_grad_{k}", grad.inputs[n_lg + k].name, grad.inputs[n_lg + k].dtype,
