@@ -15,7 +15,10 @@ EXPORTED = {"Const", "Placeholder", "NoOp", "Identity", "BroadcastGradientArgs",
             "Cast", "BroadcastTo", "ExpandDims", "Reshape", "Sum", "Shape", "MaxPoolGrad", "RestoreV2", "SaveV2",
             "Assign", "MergeV2Checkpoints", "AddV2", "Sub", "Mul", "RandomUniform", "RandomUniformInt", "Greater",
             "OnesLike", "Select", "Log", "ConcatOffset", "SplitV", "Split", "Log1p", "GreaterEqual", "LessEqual",
-            "ZerosLike", "Neg", "Exp", "Slice", "StridedSlice", "StridedSliceGrad", "GatherV2"}
+            "ZerosLike", "Neg", "Exp", "Slice", "StridedSlice", "StridedSliceGrad", "GatherV2",
+            # formats/while_export and cond_export (control flow) and what formats/functions imports
+            "While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall",
+            "Less", "LogicalAnd", "IdentityN", "Switch", "Merge"}
 
 for package in ("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.api", "tftk.framework", "tftk.formats"):
     module = importlib.import_module(package)

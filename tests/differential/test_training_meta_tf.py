@@ -56,13 +56,8 @@ def continued(tmp_path_factory):
     return {name: (losses, theirs[str(d)]) for name, (d, losses) in ours.items()}
 
 
-NOT_YET = {"lstm_adam": "tftk's While/WhileGrad ops have no TF form yet (TF's functional While needs "
-                        "the loop bodies as FunctionDefs in the GraphDef's library)"}
-
-
-@pytest.mark.slow  # trains six models in tftk and again in real TensorFlow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=NOT_YET[n], strict=True))
-                                  if n in NOT_YET else n for n in sorted(training_models.MODELS)])
+@pytest.mark.slow  # trains nine models in tftk and again in real TensorFlow
+@pytest.mark.parametrize("name", sorted(training_models.MODELS))
 def test_tensorflow_continues_training_from_a_tftk_meta_graph(continued, name):
     ours, theirs = continued[name]
     assert "error" not in theirs, theirs.get("error")

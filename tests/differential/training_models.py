@@ -91,11 +91,11 @@ def deep_mnist(tf):
     return [x, y_, keep_prob], loss, train_step
 
 
-def lstm_adam(tf):
-    """dynamic_rnn over a BasicLSTMCell (a while loop and its gradient), Adam."""
+def dynamic_rnn(tf, cell):
+    """dynamic_rnn over `cell` (a while loop and its gradient), Adam."""
     x = tf.placeholder(tf.float32, [None, 5, 3], name="x")
     y = tf.placeholder(tf.float32, [None, 4], name="y")
-    outputs, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.BasicLSTMCell(6), x, dtype=tf.float32)
+    outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
     logits = _dense_head(tf, outputs[:, -1], 6, 4, 7)
     loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
     return [x, y], loss, tf.train.AdamOptimizer(0.01).minimize(loss, name="train")
@@ -115,10 +115,11 @@ MODELS = {"softmax_regression": softmax_regression, "mlp_momentum": mlp_momentum
           "sliced_rmsprop": sliced_rmsprop, "mixed_adagrad": mixed_adagrad,
           "static_lstm": lambda tf: static_rnn(tf, lambda tf, n: tf.nn.rnn_cell.BasicLSTMCell(n)),
           "static_gru": lambda tf: static_rnn(tf, lambda tf, n: tf.nn.rnn_cell.GRUCell(n)),
-          "deep_mnist": deep_mnist, "lstm_adam": lstm_adam}
+          "deep_mnist": deep_mnist, "lstm_adam": lambda tf: dynamic_rnn(tf, tf.nn.rnn_cell.BasicLSTMCell(6)),
+          "gru_adam": lambda tf: dynamic_rnn(tf, tf.nn.rnn_cell.GRUCell(6))}
 _SHAPES = {"softmax_regression": ((8, 12), 4), "mlp_momentum": ((8, 12), 4), "sliced_rmsprop": ((8, 12), 4),
            "mixed_adagrad": ((8, 12), 4), "static_lstm": ((6, 5, 3), 4), "static_gru": ((6, 5, 3), 4), "cnn_adam": ((5, 6, 6, 2), 4),
-           "deep_mnist": ((4, 784), 10), "lstm_adam": ((6, 5, 3), 4)}
+           "deep_mnist": ((4, 784), 10), "lstm_adam": ((6, 5, 3), 4), "gru_adam": ((6, 5, 3), 4)}
 
 
 def batches(name, steps):

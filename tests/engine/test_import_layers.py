@@ -20,7 +20,8 @@ LAYERS = [
                    "tftk.summary.run_metadata", "tftk.proto",
                    "tftk.data.tfrecord", "tftk.kernels.crc32c", "tftk.kernels.record_scan", "tftk.user_input",
                    "tftk.formats.op_export", "tftk.formats.op_signatures",
-                   "tftk.formats.gradient_export"]),
+                   "tftk.formats.gradient_export", "tftk.formats.functions", "tftk.formats.while_export",
+                   "tftk.formats.cond_export"]),
     ("kernels", ["tftk.kernels"]),
     ("ops", ["tftk.ops"]),
     # Session, plans and their back ends, and the remote kernel context / task server.

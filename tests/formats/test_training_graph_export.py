@@ -11,6 +11,7 @@ import pytest
 
 import tftk as tf
 from tftk.formats import op_signatures
+from tftk.formats.functions import graph_library
 
 from tests.differential import training_models
 
@@ -18,13 +19,14 @@ TF_TYPES = set(json.loads((Path(op_signatures.__file__).with_name("tf_op_signatu
 
 
 @pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "deep_mnist", "sliced_rmsprop",
-                                  "mixed_adagrad", "static_lstm", "static_gru"])
+                                  "mixed_adagrad", "static_lstm", "static_gru", "lstm_adam", "gru_adam"])
 def test_training_graph_has_only_tensorflow_op_types(name):
     with tf.Graph().as_default():
         training_models.MODELS[name](tf)
         tf.train.Saver()
         graph_def = tf.train.export_meta_graph().graph_def
     assert {n.op for n in graph_def.node} <= TF_TYPES
+    assert {n.op for f in graph_library(graph_def).function for n in f.node_def} <= TF_TYPES  # loop bodies
     tftk_only = [n.name for n in graph_def.node if "_tftk_output_types" in n.attr and "_tftk_attrs" not in n.attr]
     assert tftk_only == []
 
@@ -112,7 +114,7 @@ def test_strided_slice_written_with_tensorflow_masks_and_read_back(key):
 
 
 @pytest.mark.parametrize("name", ["softmax_regression", "mlp_momentum", "cnn_adam", "sliced_rmsprop",
-                                  "mixed_adagrad", "static_lstm", "static_gru"])
+                                  "mixed_adagrad", "static_lstm", "static_gru", "lstm_adam", "gru_adam"])
 def test_tftk_resumes_training_from_its_own_tensorflow_form_meta_graph(tmp_path, name):
     """The .meta holds TF's ops only; tftk's importer maps them back and trains on with the same losses."""
     batches = training_models.batches(name, 3)

@@ -281,6 +281,22 @@ def _lstm_block_cell_grad(op) -> list:
                                use_peephole=bool(op.attrs["use_peephole"]))
 
 
+def _index_row(op) -> list:
+    """IndexRow(x, i) = x[i]: TF's GatherV2 on axis 0."""
+    b, (x, i) = _Builder(op), op.inputs
+    return b.finish("GatherV2", [_source(x), _source(i), b.const("axis", 0)], Tparams=x.dtype, Tindices=i.dtype,
+                    Taxis=b.int32, batch_dims=0)
+
+
+def _index_row_grad(op) -> list:
+    """IndexRowGrad(x, i, g): g scattered into row i of zeros shaped like x (ScatterNd)."""
+    b, (x, i, g) = _Builder(op), op.inputs
+    index = b.add("indices", "Reshape", [_source(i), b.const("index_shape", [1, 1])], T=i.dtype, Tshape=b.int32)
+    row = b.add("updates", "ExpandDims", [_source(g), b.const("dim", 0)], T=g.dtype, Tdim=b.int32)
+    shape = b.add("shape", "Shape", [_source(x)], T=x.dtype, out_type=i.dtype)
+    return b.finish("ScatterNd", [index, row, shape], T=g.dtype, Tindices=i.dtype)
+
+
 HELPERS: dict[str, Callable] = {
     "SumToShape": _sum_to_shape, "SumToShapeOf": _sum_to_shape_of, "BroadcastLike": _broadcast_like,
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
@@ -289,7 +305,7 @@ HELPERS: dict[str, Callable] = {
     "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,
     "MaximumMask": _winner_mask("GreaterEqual"), "MinimumMask": _winner_mask("LessEqual"),
     "SigmoidCrossEntropyWithLogits": _sigmoid_xent, "ConcatGradSlice": _concat_grad_slice, "Split": _split,
-    "LSTMBlockCellGrad": _lstm_block_cell_grad,
+    "LSTMBlockCellGrad": _lstm_block_cell_grad, "IndexRow": _index_row, "IndexRowGrad": _index_row_grad,
 }
 
 

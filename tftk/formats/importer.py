@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable, Mapping, Sequence
 
 from tftk.framework import dtypes
 from tftk.framework.ops import Operation, Tensor, get_default_graph, guard_scope
+from tftk.formats.function_import import functional_builder
+from tftk.formats.functions import graph_library
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
 from tftk.formats.stack_import import STACK_BUILDERS
 from tftk.formats.tensor_array_import import TENSOR_ARRAY_BUILDERS
@@ -37,9 +40,11 @@ def decode_attr(value: AttrValue) -> Any:
     return getattr(value, kind) if kind else None
 
 
-def _numpy_name(enum: int) -> str:
+def _numpy_name(enum: int) -> str | int:
     from tftk.proto.tensorflow import DataType
-    name = DataType.Name(enum)[3:].lower() if enum in DataType.values() else str(enum)
+    if enum not in DataType.values():  # a number tensorboardX's enum lacks (uint32, variant): as_dtype reads it
+        return enum
+    name = DataType.Name(enum)[3:].lower()
     return {"float": "float32", "double": "float64", "half": "float16"}.get(name, name)
 
 
@@ -109,18 +114,23 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
     def control(source: str) -> Operation | None:
         return produced[source][0]
 
+    library = functools.cache(lambda: graph_library(graph_def))  # read when a functional node needs it
+
+    def build_node(node: Any, inputs: list[Tensor], controls: list[Operation]) -> tuple[Operation | None, list[Tensor]]:
+        return _build_node(node, inputs, controls, library)
+
     walk = list(graph_def.node)
     if Frames.present(walk):  # TF1 loops: each frame is rebuilt as one While (v1_control_flow)
         walk = Frames({n.name: n for n in walk if n.name not in skip}).walk_nodes()
     with graph.as_default(), graph.name_scope(scope or None):
         for node in _topological(walk, frozenset(skip)):
             if isinstance(node, LoopExit):
-                outputs = node.build(resolve, control, _build_node)
+                outputs = node.build(resolve, control, build_node)
                 produced[node.name] = (outputs[0].op, outputs)
                 continue
             inputs = [resolve(raw, node.name) for raw in node.input if not raw.startswith("^")]
             controls = [op for op in (control(raw[1:]) for raw in node.input if raw.startswith("^")) if op is not None]
-            produced[node.name] = _build_node(node, inputs, controls)
+            produced[node.name] = build_node(node, inputs, controls)
     if return_elements is None:
         return None
     out = []
@@ -132,9 +142,12 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Tensor] | None
     return out
 
 
-def _build_node(node: Any, inputs: list[Tensor], controls: list[Operation]) -> tuple[Operation | None, list[Tensor]]:
-    """Rebuild one NodeDef in the default graph from its inputs, under its v1 cond guard if any."""
-    builder = _tftk_builder(node) or BUILDERS.get(node.op) or V1_BUILDERS.get(node.op) \
+def _build_node(node: Any, inputs: list[Tensor], controls: list[Operation],
+                library: Any) -> tuple[Operation | None, list[Tensor]]:
+    """Rebuild one NodeDef in the default graph from its inputs, under its v1 cond guard if any;
+    `library()` gives the GraphDef's functions (TF 2's functional control flow reads them)."""
+    builder = functional_builder(node, library) or _tftk_builder(node) or BUILDERS.get(node.op) \
+        or V1_BUILDERS.get(node.op) \
         or TENSOR_ARRAY_BUILDERS.get(node.op) or STACK_BUILDERS.get(node.op)
     if builder is None:
         raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "

@@ -121,8 +121,12 @@ def _string_const(name: str, values: list[str]):
                                                  "value": AttrValue(tensor=make_tensor_proto(array))})
 
 
-def expanded_nodes(op) -> list | None:
-    """The TF nodes of a tftk op that TF spells as several nodes, or None for a one-node op."""
+def expanded_nodes(op, library=None) -> list | None:
+    """The TF nodes of a tftk op that TF spells as several nodes, or None for a one-node op.
+    A While (and its gradient) adds its functions to `library` (see formats/while_export)."""
+    if op.type in ("While", "WhileGrad"):
+        from tftk.formats.while_export import while_nodes
+        return while_nodes(op, library)
     if op.type in ("SaveV2", "RestoreV2"):
         return _saver_nodes(op)
     if op.type == "ParseExample":

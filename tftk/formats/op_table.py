@@ -417,6 +417,7 @@ BUILDERS: dict[str, Builder] = {
     "Tile": _tile,
     "Slice": lambda x, a, name: slicing_ops.slice(x[0], x[1], x[2], name=name),
     "GatherV2": lambda x, a, name: gather_ops.gather(x[0], x[1], axis=_axis(x[2], name), name=name),
+    "ScatterNd": lambda x, a, name: scatter_ops.scatter_nd(x[0], x[1], x[2], name=name),
     "Fill": lambda x, a, name: array_ops.fill(x[0], x[1], name=name),
     "Mean": _reduce(reduction_ops.reduce_mean), "Sum": _sum, "BroadcastTo": _broadcast_to,
     "BroadcastGradientArgs": _gradient_args, "Prod": _reduce(reduction_ops.reduce_prod),

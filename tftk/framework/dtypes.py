@@ -109,6 +109,8 @@ uint32 = DType("uint32", np.uint32, 22)
 uint64 = DType("uint64", np.uint64, 23)
 bool = DType("bool", np.bool_, 10)  # noqa: A001 - TF's public name
 string = DType("string", np.object_, 7)
+# TF's opaque container type (a TensorList): the loop accumulators of TF's functional While.
+variant = DType("variant", np.object_, 21)
 complex64 = DType("complex64", np.complex64, 8)
 complex128 = DType("complex128", np.complex128, 18)
 
@@ -123,9 +125,9 @@ quint16 = DType("quint16", np.uint16, 16)
 _ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, string,
         complex64, complex128)
 _QUANTIZED = (qint8, quint8, qint16, quint16, qint32)
-_BY_NAME = {d.name: d for d in _ALL + _QUANTIZED} | {"half": float16, "float": float32, "double": float64}
+_BY_NAME = {d.name: d for d in _ALL + _QUANTIZED + (variant,)} | {"half": float16, "float": float32, "double": float64}
 _BY_NUMPY = {d._np: d for d in _ALL if d is not string}
-_BY_ENUM = {d.as_datatype_enum: d for d in _ALL + _QUANTIZED}
+_BY_ENUM = {d.as_datatype_enum: d for d in _ALL + _QUANTIZED + (variant,)}
 
 
 def as_dtype(value: Any) -> DType:

@@ -24,7 +24,7 @@ from tftk.kernels.scatter import scatter_into_zeros
 from tftk.ops.constant_op import placeholder
 from tftk.ops.op_builder import make_multi_op, make_op
 
-__all__ = ["while_loop", "scan", "scan_carry", "map_fn", "foldl", "foldr"]
+__all__ = ["while_loop", "scan", "scan_carry", "map_fn", "foldl", "foldr", "add_while_op"]
 
 
 # ---- loop variables -----------------------------------------------------------------------------
@@ -103,9 +103,18 @@ def _check_body(init: list[Tensor], specs: list[tuple], body_graph: FuncGraph, s
                              "the `shape_invariants` argument of tf.while_loop.")
 
 
+def add_while_op(outer, init: list[Tensor], specs: list[tuple], cond_graph: FuncGraph, body_graph: FuncGraph,
+                 name: str) -> list[Tensor]:
+    """A While over traced or imported (formats/functions) cond and body graphs: every input a loop
+    variable, nothing sliced or stacked."""
+    if cond_graph.outputs[0].dtype is not dtypes.bool:
+        raise TypeError(f"While {name!r}: the condition returns {cond_graph.outputs[0].dtype.name}, not bool")
+    return _while_op(outer, init, specs, cond_graph, body_graph, 0, None, name=name)
+
+
 def _while_op(outer, init: list[Tensor], specs: list[tuple], cond_graph: FuncGraph,
               body_graph: FuncGraph, n_stacked: int, maximum_iterations: Any,
-              sliced: Sequence[Tensor] = ()) -> list[Tensor]:
+              sliced: Sequence[Tensor] = (), name: str = "while") -> list[Tensor]:
     """Add the While op: inputs are loop vars, sliced inputs, cond captures, then body captures.
 
     A sliced input [T, ...] reaches the body as one row per iteration (row t at iteration t), after
@@ -118,7 +127,7 @@ def _while_op(outer, init: list[Tensor], specs: list[tuple], cond_graph: FuncGra
                      for t in body_graph.outputs[len(init):len(init) + n_stacked]]
     with outer.control_dependencies(cond_graph.outer_control_inputs + body_graph.outer_control_inputs):
         op = make_multi_op("While", init + list(sliced) + cond_caps + body_caps + extra, specs + stacked_specs,
-                           "while", {"cond_graph": cond_graph, "body_graph": body_graph, "n_vars": len(init),
+                           name, {"cond_graph": cond_graph, "body_graph": body_graph, "n_vars": len(init),
                                      "n_sliced": len(sliced), "n_cond_caps": len(cond_caps),
                                      "n_stacked": n_stacked, "has_max": bool(extra), "saved": []})
     return op.outputs
@@ -172,7 +181,8 @@ def _saved_intermediates(body_graph: FuncGraph, forward_ops: set, grad_ops: list
     Keeping them (as TF's stacks do) saves recomputing each iteration's forward ops in the backward
     loop, and gives the backward pass the very values the forward saw (dropout masks included). A
     body holding a While of its own is recomputed instead: the inner loop's gradient reads the state
-    of its forward run, which must be the same iteration's.
+    of its forward run, which must be the same iteration's. A tensor of a cond branch is recomputed
+    too: in an iteration that did not take the branch it has no value to keep.
     """
     if any(op.type == "While" for op in forward_ops):
         return []
@@ -180,7 +190,8 @@ def _saved_intermediates(body_graph: FuncGraph, forward_ops: set, grad_ops: list
     saved: dict[Tensor, None] = {}
     for op in grad_ops:
         for t in op.inputs:
-            if t.op in forward_ops and t not in fed and registry.lookup(t.op.type).inline is not registry.Inline.CONSTANT:
+            if t.op in forward_ops and t not in fed and not t.op.guard \
+                    and registry.lookup(t.op.type).inline is not registry.Inline.CONSTANT:
                 saved[t] = None
     return list(saved)
 

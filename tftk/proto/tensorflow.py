@@ -14,6 +14,9 @@ declared below under the package name `tensorflow`, from:
 - core/framework/variable.proto: VariableDef, SaveSliceInfoDef
 - core/framework/op_def.proto: OpDef, OpList (a MetaGraphDef's `stripped_op_list`)
 - python/training/checkpoint_state.proto: CheckpointState (the `checkpoint` file, text format)
+- core/framework/function.proto: FunctionDef, FunctionDefLibrary, GradientDef (the bodies of
+  functional control flow); tensorboardX's GraphDef lacks its `library` field (2), which
+  `GraphLibrary` declares alone: parsed from, or merged into, a GraphDef's bytes (formats/functions)
 
 Fields tftk does not use (SavedObjectGraph, composite tensors, full types) are left undeclared:
 protobuf keeps them as unknown fields, so a TF file still round-trips byte for byte.
@@ -37,6 +40,7 @@ from tftk.proto.declare import declare_file
 __all__ = ["AttrValue", "NameAttrList", "Event", "LogMessage", "SessionLog", "TaggedRunMetadata",
            "GraphDef", "NodeDef", "HistogramProto", "Summary", "SummaryMetadata", "TensorProto",
            "TensorShapeProto", "DataType", "VersionDef", "Any",
+           "FunctionDef", "FunctionDefLibrary", "GradientDef", "GraphLibrary",
            "MetaGraphDef", "CollectionDef", "TensorInfo", "SignatureDef", "AssetFileDef",
            "SavedModel", "SaverDef", "BundleHeaderProto", "BundleEntryProto", "TensorSliceProto",
            "VariableDef", "SaveSliceInfoDef", "OpDef", "OpList", "CheckpointState"]
@@ -49,6 +53,7 @@ _TENSOR = "." + TensorProto.DESCRIPTOR.full_name
 _ATTR = "." + AttrValue.DESCRIPTOR.full_name
 _GRAPH = "." + GraphDef.DESCRIPTOR.full_name
 _VERSION = "." + VersionDef.DESCRIPTOR.full_name
+_NODE = "." + NodeDef.DESCRIPTOR.full_name
 
 _MESSAGES: dict[str, list[tuple]] = {
     # core/framework/op_def.proto
@@ -66,6 +71,20 @@ _MESSAGES: dict[str, list[tuple]] = {
                       ("allowed_values", 7, _ATTR)],
     "OpDeprecation": [("version", 1, "int32"), ("explanation", 2, "string")],
     "OpList": [("op", 1, "OpDef", "repeated")],
+    # core/framework/function.proto (its uint32-keyed maps as their wire form: repeated key/value pairs)
+    "FunctionDef": [("signature", 1, "OpDef"), ("attr", 5, _ATTR, "map"),
+                    ("arg_attr", 7, "FunctionDef.ArgAttrPair", "repeated"),
+                    ("resource_arg_unique_id", 8, "FunctionDef.ResourceIdPair", "repeated"),
+                    ("node_def", 3, _NODE, "repeated"), ("ret", 4, "string", "map"),
+                    ("control_ret", 6, "string", "map")],
+    "FunctionDef.ArgAttrs": [("attr", 1, _ATTR, "map")],
+    "FunctionDef.ArgAttrPair": [("key", 1, "uint32"), ("value", 2, "FunctionDef.ArgAttrs")],
+    "FunctionDef.ResourceIdPair": [("key", 1, "uint32"), ("value", 2, "uint32")],
+    "GradientDef": [("function_name", 1, "string"), ("gradient_func", 2, "string")],
+    "RegisteredGradient": [("gradient_func", 1, "string"), ("registered_op_type", 2, "string")],
+    "FunctionDefLibrary": [("function", 1, "FunctionDef", "repeated"), ("gradient", 2, "GradientDef", "repeated"),
+                           ("registered_gradients", 3, "RegisteredGradient", "repeated")],
+    "GraphLibrary": [("library", 2, "FunctionDefLibrary")],
     # core/protobuf/saver.proto
     "SaverDef": [("filename_tensor_name", 1, "string"), ("save_tensor_name", 2, "string"),
                  ("restore_op_name", 3, "string"), ("max_to_keep", 4, "int32"), ("sharded", 5, "bool"),
@@ -133,12 +152,16 @@ _ENUMS = {"SaverDef.CheckpointFormatVersion": ["LEGACY", "V1", "V2"],
 
 _CLASSES = declare_file(
     "tftk/proto/tensorflow.proto", "tensorflow", _MESSAGES, _ENUMS,
-    dependencies=(GraphDef.DESCRIPTOR.file.name, AttrValue.DESCRIPTOR.file.name,
+    dependencies=(GraphDef.DESCRIPTOR.file.name, NodeDef.DESCRIPTOR.file.name, AttrValue.DESCRIPTOR.file.name,
                   TensorProto.DESCRIPTOR.file.name, TensorShapeProto.DESCRIPTOR.file.name,
                   DataType.DESCRIPTOR.file.name, VersionDef.DESCRIPTOR.file.name,
                   any_pb2.DESCRIPTOR.name))
 
 OpDef = _CLASSES["OpDef"]
+FunctionDef = _CLASSES["FunctionDef"]
+FunctionDefLibrary = _CLASSES["FunctionDefLibrary"]
+GradientDef = _CLASSES["GradientDef"]
+GraphLibrary = _CLASSES["GraphLibrary"]
 OpList = _CLASSES["OpList"]
 SaverDef = _CLASSES["SaverDef"]
 MetaGraphDef = _CLASSES["MetaGraphDef"]

@@ -19,7 +19,7 @@ from tensorboardX.proto.node_def_pb2 import NodeDef
 from tftk.atomic import atomic_write_bytes
 from tftk.summary.tensor_proto import make_tensor_proto, shape_proto
 
-__all__ = ["GraphDef", "graph_to_graph_def", "as_graph_def", "node_def", "attr_value", "write_graph"]
+__all__ = ["GraphDef", "graph_to_graph_def", "ops_nodes", "op_nodes", "as_graph_def", "node_def", "attr_value", "write_graph"]
 
 
 def graph_to_graph_def(graph, add_shapes: bool = False) -> GraphDef:
@@ -29,30 +29,41 @@ def graph_to_graph_def(graph, add_shapes: bool = False) -> GraphDef:
       graph: an object with `get_operations()`.
       add_shapes: add each node's `_output_shapes` attr (TensorBoard labels edges with them).
     """
+    from tftk.formats.functions import new_library, set_graph_library
+    library = new_library()
+    graph_def = GraphDef(node=ops_nodes(graph, graph.get_operations(), add_shapes, library))
+    set_graph_library(graph_def, library)
+    return graph_def
+
+
+def ops_nodes(graph, ops: list, add_shapes: bool = False, library=None) -> list[NodeDef]:
+    """The NodeDefs of `ops` of `graph` (see op_nodes), cond branches as TF1's Switch/Merge."""
+    from tftk.formats.cond_export import write_conds
+    return write_conds(graph, [(op, op_nodes(op, add_shapes, library)) for op in ops])
+
+
+def op_nodes(op, add_shapes: bool = False, library=None) -> list[NodeDef]:
+    """The NodeDefs standing for one tftk op (one, or several where TF spells it as several nodes);
+    functions they call (a While's condition and body) are added to `library` (a FunctionDefLibrary)."""
     from tftk.formats.op_export import expanded_nodes, tf_form
+    expanded = expanded_nodes(op, library)
+    if expanded is not None:
+        for node in expanded if add_shapes and op.outputs else ():
+            if node.name == op.name:  # the node standing for the op itself
+                _add_output_shapes(node, op)
+        return expanded
+    form = tf_form(op)
+    if form is None:
+        return _generic_node(op, add_shapes)
+    attrs, extra_inputs = form
     nodes = []
-    for op in graph.get_operations():
-        expanded = expanded_nodes(op)
-        if expanded is not None:
-            for node in expanded if add_shapes and op.outputs else ():
-                if node.name == op.name:  # the node standing for the op itself
-                    _add_output_shapes(node, op)
-            nodes.extend(expanded)
-            continue
-        form = tf_form(op)
-        if form is not None:
-            attrs, extra_inputs = form
-            for input_name, value in extra_inputs:  # tftk's build-time attrs as TF's Const inputs
-                nodes.append(NodeDef(name=f"{op.name}/{input_name}", op="Const", device=op.device or "",
-                                     attr={"dtype": attr_value(_dtype_of(value)),
-                                           "value": AttrValue(tensor=make_tensor_proto(value))}))
-            node = node_def(op, add_shapes, attrs)
-            node.input[len(op.inputs):len(op.inputs)] = [f"{op.name}/{n}" for n, _ in extra_inputs]
-        else:
-            nodes.extend(_generic_node(op, add_shapes))
-            continue
-        nodes.append(node)
-    return GraphDef(node=nodes)
+    for input_name, value in extra_inputs:  # tftk's build-time attrs as TF's Const inputs
+        nodes.append(NodeDef(name=f"{op.name}/{input_name}", op="Const", device=op.device or "",
+                             attr={"dtype": attr_value(_dtype_of(value)),
+                                   "value": AttrValue(tensor=make_tensor_proto(value))}))
+    node = node_def(op, add_shapes, attrs)
+    node.input[len(op.inputs):len(op.inputs)] = [f"{op.name}/{n}" for n, _ in extra_inputs]
+    return nodes + [node]
 
 
 def _dtype_of(value: np.ndarray):
