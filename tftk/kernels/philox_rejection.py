@@ -79,7 +79,7 @@ def _normal_pair(k0, k1, lo, hi):
 def gamma_samples(k0, k1, lo, hi, alphas, num_samples):
     """RandomGamma's num_samples x len(alphas) draws (float64, sample-major) from the run's counter.
 
-    Alpha 1 is an exponential, -log(1 - u); otherwise Marsaglia-Tsang's transformation-rejection
+    Alpha 1 is an exponential, -log1p(-u); otherwise Marsaglia-Tsang's transformation-rejection
     from a normal x and a uniform u (d = alpha - 1/3, boosted by 1 and scaled by u**(1/alpha)
     for alpha < 1), as TF's kernel draws them.
     """
@@ -94,7 +94,7 @@ def gamma_samples(k0, k1, lo, hi, alphas, num_samples):
             output_index = np.uint64(alpha_index * num_samples + sample_index)
             glo, ghi = _advance(lo, hi, _BLOCKS_PER_OUTPUT * output_index)
             if alpha == 1.0:
-                out[sample_index * num_alphas + alpha_index] = -math.log(1.0 - _uniform_pair(k0, k1, glo, ghi)[1])
+                out[sample_index * num_alphas + alpha_index] = -math.log1p(-_uniform_pair(k0, k1, glo, ghi)[1])
                 continue
             normals_left = 0
             uniforms_left = 0
