@@ -11,6 +11,7 @@ the ops outside this module that draw from numpy generators with the same seedin
 
 from __future__ import annotations
 
+import math
 import os
 import random as _py_random
 import weakref
@@ -22,9 +23,13 @@ from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels import philox, philox_rejection
+from tftk.kernels.gamma_sample_grad import gamma_sample_grad
 from tftk.ops import math_ops
 from tftk.ops.constant_value import constant_value
+from tftk.ops.array_ops import reshape
 from tftk.ops.op_builder import make_op, op_scope
+from tftk.ops.reduction_ops import reduce_sum
+from tftk.ops.special_math_ops import _digamma
 from tftk.ops.tile_pad_ops import broadcast_to
 
 __all__ = ["set_random_seed", "get_seed", "random_normal", "random_uniform", "truncated_normal",
@@ -306,7 +311,31 @@ def _bind_gamma(op, ctx):
 
 
 _PHILOX_TYPES.add("RandomGamma")
-_register_random("RandomGamma", _bind_gamma)
+registry.register_op("RandomGamma", _bind_gamma, stateful=True)
+
+
+def _gamma_sample_grad(alpha: np.ndarray, sample: np.ndarray) -> np.ndarray:
+    """RandomGammaGrad: d sample / d alpha of Gamma(alpha, 1) samples (alpha broadcast to the samples)."""
+    alphas = np.broadcast_to(alpha, np.broadcast_shapes(alpha.shape, sample.shape)).astype(np.float64)
+    samples = np.broadcast_to(sample, alphas.shape).astype(np.float64)
+    distinct, where_in = np.unique(alphas, return_inverse=True)  # digamma once per distinct alpha
+    digammas = np.array([_digamma(a) if a > 0 else math.nan for a in distinct.tolist()])[where_in.reshape(-1)]
+    grads = gamma_sample_grad(alphas.reshape(-1), samples.reshape(-1), digammas)
+    return grads.reshape(alphas.shape).astype(np.result_type(alpha, sample))
+
+
+registry.register_op("RandomGammaGrad", lambda op, ctx: _gamma_sample_grad)
+registry.not_differentiable("RandomGammaGrad")
+
+
+@registry.register_gradient("RandomGamma")
+def _random_gamma_grad(op, grad):
+    """The implicit reparameterisation gradient: sum over the sample dimensions of grad * dx/dalpha."""
+    alpha, sample = op.inputs[1], op.outputs[0]
+    sample_dims = sample.shape.ndims - alpha.shape.ndims
+    alpha_leading = reshape(alpha, [1] * sample_dims + alpha.shape.as_list())
+    partial = make_op("RandomGammaGrad", [alpha_leading, sample], sample.dtype, sample.shape, "RandomGammaGrad")
+    return [None, reduce_sum(math_ops.multiply(grad, partial), axis=list(range(sample_dims)))]
 
 
 def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
