@@ -52,6 +52,15 @@ DRAWS = {  # name: (graph seed, expression)
     "poisson_large": (4, "tf.random.poisson([0.1, 3.0, 15.0, 1e6], [500], seed=6)"),
     "poisson_negative_and_zero_rate": (4, "tf.random_poisson([-1.0, 0.0, -np.inf], [3], seed=2)"),
     "poisson_empty": (4, "tf.random_poisson([2.0], [0], seed=2)"),
+    # Built on random_uniform, as TF builds them.
+    "random_crop": (1, "tf.random_crop(tf.reshape(tf.range(6 * 8 * 3.0), [6, 8, 3]), [3, 4, 3], seed=2)"),
+    "random_crop_unseeded_int64": (2, "tf.image.random_crop(tf.reshape(tf.range(48, dtype=tf.int64), [6, 8]), [5, 5])"),
+    "flip_left_right": (1, "tf.image.random_flip_left_right(tf.reshape(tf.range(24.0), [2, 4, 3]), seed=5)"),
+    "flip_up_down_batch": (2, "tf.image.random_flip_up_down(tf.reshape(tf.range(9 * 24.0), [9, 2, 4, 3]), seed=5)"),
+    "flip_batch_uint8": (3, "tf.image.random_flip_left_right(tf.cast(tf.reshape(tf.range(120), [5, 2, 4, 3]),"
+                            " tf.uint8))"),
+    "random_brightness": (4, "tf.image.random_brightness(tf.ones([2, 2, 3]), 0.3, seed=1)"),
+    "random_contrast": (4, "tf.image.random_contrast(tf.reshape(tf.range(12.0), [2, 2, 3]), 0.2, 1.8, seed=1)"),
 }
 
 CASES = {name: (THREE_RUNS.format(graph_seed=seed, expr=expr), {}) for name, (seed, expr) in DRAWS.items()}
@@ -78,6 +87,9 @@ BAD = {  # name: snippet that TF rejects; both must raise the same error class
                                             "with tf.Session() as s:\n    s.run(y, {n: -2})"),
     "multinomial_no_classes": ("y = tf.multinomial(tf.zeros([2, 0]), 3)\nwith tf.Session() as s:\n    s.run(y)"),
     "gamma_alpha_dtype": "y = tf.random_gamma([2], tf.constant([1.0], tf.float64))",
+    "random_crop_too_large": ("y = tf.random_crop(tf.zeros([4, 5]), [5, 2])\nwith tf.Session() as s:\n"
+                              "    s.run(y)"),
+    "flip_rank2_image": "y = tf.image.random_flip_left_right(tf.zeros([4, 5]))",
 }
 BAD_CASES = {name: (src + "\noutputs = {}", {}) for name, src in BAD.items()}
 

@@ -6,7 +6,7 @@ Every op here draws from TF's own Philox stream (`kernels/philox.py`, the reject
 `kernels/philox_rejection.py`): random_uniform/normal, truncated_normal (and with them the
 initializers and dropout), random_shuffle, multinomial/categorical, random_gamma and
 random_poisson give, for the same seeds, TF's values run after run. `generator_for` remains for
-the ops outside this module that draw from numpy generators with the same seeding rules.
+the orthogonal initializer (init_ops), which draws from a numpy generator with the same seeding rules.
 """
 
 from __future__ import annotations
