@@ -52,6 +52,11 @@ DRAWS = {  # name: (graph seed, expression)
     "poisson_large": (4, "tf.random.poisson([0.1, 3.0, 15.0, 1e6], [500], seed=6)"),
     "poisson_negative_and_zero_rate": (4, "tf.random_poisson([-1.0, 0.0, -np.inf], [3], seed=2)"),
     "poisson_empty": (4, "tf.random_poisson([2.0], [0], seed=2)"),
+    "stateless_categorical": (None, "tf.random.stateless_categorical([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]], 6,"
+                                    " seed=[4, 5], dtype=tf.int32)"),
+    # All-constant input: TF folds the op when it builds the session, running it on one thread.
+    "stateless_multinomial_folded": (None, "tf.random.stateless_multinomial(tf.reshape(tf.sin(tf.range(400.0 * 9)),"
+                                           " [400, 9]), 40, seed=tf.constant([2**40, 7], tf.int64))"),
     # Built on random_uniform, as TF builds them.
     "random_crop": (1, "tf.random_crop(tf.reshape(tf.range(6 * 8 * 3.0), [6, 8, 3]), [3, 4, 3], seed=2)"),
     "random_crop_unseeded_int64": (2, "tf.image.random_crop(tf.reshape(tf.range(48, dtype=tf.int64), [6, 8]), [5, 5])"),
@@ -64,6 +69,12 @@ DRAWS = {  # name: (graph seed, expression)
 }
 
 CASES = {name: (THREE_RUNS.format(graph_seed=seed, expr=expr), {}) for name, (seed, expr) in DRAWS.items()}
+CASES["stateless_multinomial_sharded"] = ("""
+logits = tf.placeholder(tf.float32, [400, 9])
+y = tf.random.stateless_multinomial(logits, 40, seed=tf.constant([2**40, 7], tf.int64))
+with tf.Session() as s:
+    outputs = {'fed': s.run(y, {logits: inputs['logits']})}
+""", {"logits": np.sin(np.arange(400.0 * 9, dtype=np.float32)).reshape(400, 9)})
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +85,7 @@ def oracle():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_seeds_give_tensorflows_values(oracle, name):
     expected, got = both_succeeded(oracle, CASES, name)
-    for run in ("first", "second", "third"):
+    for run in expected.outputs:
         want, have = expected.outputs[run], got.outputs[run]
         assert (have.dtype, have.shape) == (want.dtype, want.shape), f"{name}, {run} run"
         np.testing.assert_array_equal(have, want, err_msg=f"{name}, {run} run")

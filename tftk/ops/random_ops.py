@@ -233,15 +233,17 @@ def _intra_op_threads(ctx) -> int:
     return configured if configured and configured > 0 else len(os.sched_getaffinity(0))
 
 
-def _bind_multinomial(op, ctx):
-    stream = philox_for(op, ctx)
+def multinomial_kernel(op, ctx, stream_for: Callable, threads: int | None = None) -> Callable:
+    """The kernel of Multinomial-like `op`: checks its input as TF does, then draws from the
+    (key, counter) that `stream_for(n_values, *extra_inputs)` reserves for the run, its rows
+    sharded as TF shards them over `threads` (default: the session's intra-op threads)."""
     npd = _numpy_dtype(op)
-    threads = _intra_op_threads(ctx)
+    threads = threads or _intra_op_threads(ctx)
 
     def fail(message: str):
         raise errors.InvalidArgumentError(None, op, f"{op.name}: {message}")
 
-    def kernel(logits, num_samples):
+    def kernel(logits, num_samples, *extra):
         if logits.ndim != 2:
             fail(f"logits should be a matrix, got shape {list(logits.shape)}")
         if np.ndim(num_samples) != 0:
@@ -254,9 +256,13 @@ def _bind_multinomial(op, ctx):
             fail("num_classes should be positive, got 0")
         if batch * n == 0:
             return np.zeros((batch, n), npd)
-        key, counter = stream.reserve(batch * ((n + 3) // 4 * 4) * 2)  # two 32-bit samples a double
+        key, counter = stream_for(batch * ((n + 3) // 4 * 4) * 2, *extra)  # two 32-bit samples a double
         return philox.multinomial(key, counter, logits, n, threads).astype(npd)
     return kernel
+
+
+def _bind_multinomial(op, ctx):
+    return multinomial_kernel(op, ctx, philox_for(op, ctx).reserve)
 
 
 _PHILOX_TYPES.add("Multinomial")
@@ -272,18 +278,24 @@ def multinomial(logits: Any, num_samples: Any, seed: int | None = None, name: st
 def _multinomial(default_name: str, logits: Any, num_samples: Any, seed: int | None, name: str | None,
                  output_dtype: Any) -> Tensor:
     with op_scope(name, default_name, [logits]):
-        x = convert_to_tensor(logits, name="logits")
-        if x.shape.ndims is not None and x.shape.ndims != 2:
-            raise ValueError(f"Shape must be rank 2 but is rank {x.shape.ndims} for Multinomial "
-                             f"(logits of shape {x.shape})")
-        n = convert_to_tensor(num_samples, dtype=dtypes.int32, name="num_samples")
-        nv = constant_value(n)
-        if nv is not None and int(nv) < 0:
-            raise ValueError(f"Multinomial: num_samples must be non-negative but is {int(nv)}")
         s1, s2 = get_seed(seed)
-        rows = x.shape.as_tuple()[0] if x.shape.ndims else None
-        return make_op("Multinomial", [x, n], dtypes.as_dtype(output_dtype),
-                       [rows, None if nv is None else int(nv)], "Multinomial", {"seed": s1, "seed2": s2})
+        return multinomial_node("Multinomial", logits, num_samples, (), output_dtype, {"seed": s1, "seed2": s2})
+
+
+def multinomial_node(op_type: str, logits: Any, num_samples: Any, extra: tuple, output_dtype: Any,
+                     attrs: dict) -> Tensor:
+    """A Multinomial-like node [batch, num_samples], its logits and constant num_samples checked as TF
+    checks them when it builds the graph."""
+    x = convert_to_tensor(logits, name="logits")
+    if x.shape.ndims is not None and x.shape.ndims != 2:
+        raise ValueError(f"Shape must be rank 2 but is rank {x.shape.ndims} for {op_type} (logits of shape {x.shape})")
+    n = convert_to_tensor(num_samples, dtype=dtypes.int32, name="num_samples")
+    nv = constant_value(n)
+    if nv is not None and int(nv) < 0:
+        raise ValueError(f"{op_type}: num_samples must be non-negative but is {int(nv)}")
+    rows = x.shape.as_tuple()[0] if x.shape.ndims else None
+    return make_op(op_type, [x, n, *extra], dtypes.as_dtype(output_dtype), [rows, None if nv is None else int(nv)],
+                   op_type, attrs)
 
 
 def _float_as(values: np.ndarray, npd) -> np.ndarray:
