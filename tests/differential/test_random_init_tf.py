@@ -1,9 +1,9 @@
 """tf.random.* and tf.initializers.* against real TensorFlow: static shapes, dtypes and run-time shapes of
 the draws, the deterministic initializers' values, and the scale of each random initializer.
 
-The values of uniform, normal and truncated-normal draws are compared in test_random_streams_tf.py;
-the other draws (shuffle, categorical, gamma, poisson) come from numpy streams, so only their shapes
-are compared here.
+The values of the draws are compared in test_random_streams_tf.py (uniform, normal, truncated
+normal) and test_random_samplers_tf.py (shuffle, categorical, gamma, poisson); this table checks
+their shapes and dtypes through the tf.random.* names.
 """
 
 

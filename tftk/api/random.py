@@ -8,12 +8,14 @@ from tftk.ops.random_ops import random_poisson as poisson
 from tftk.ops.random_ops import random_shuffle as shuffle
 from tftk.ops.random_ops import random_uniform as uniform
 from tftk.ops.random_ops import truncated_normal
+from tftk.ops.stateless_random_ops import stateless_categorical, stateless_multinomial
 from tftk.ops.stateless_random_ops import stateless_random_normal as stateless_normal
 from tftk.ops.stateless_random_ops import stateless_random_uniform as stateless_uniform
 from tftk.ops.stateless_random_ops import stateless_truncated_normal
 
 __all__ = ["categorical", "gamma", "get_seed", "log_uniform_candidate_sampler", "multinomial", "normal",
-           "poisson", "set_random_seed", "shuffle", "stateless_normal", "stateless_truncated_normal",
+           "poisson", "set_random_seed", "shuffle", "stateless_categorical", "stateless_multinomial",
+           "stateless_normal", "stateless_truncated_normal",
            "stateless_uniform", "truncated_normal", "uniform"]
 
 from tftk.ops.candidate_sampling_ops import (all_candidate_sampler, fixed_unigram_candidate_sampler,  # noqa: E402

@@ -24,7 +24,7 @@ import numpy as np
 from tftk.kernels.jit import njit
 
 __all__ = ["PhiloxState", "uniform_float", "standard_normal", "truncated_normal", "uniform_int",
-           "philox_blocks"]
+           "philox_blocks", "samples32", "tf_shards", "multinomial"]
 
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 _W0, _W1 = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
@@ -52,9 +52,13 @@ class PhiloxState:
         self.counter = int(value["philox_counter"])
 
     def reserve(self, n_values: int) -> tuple[tuple[int, int], int]:
-        """(key, counter) for one run producing `n_values` values; moves the generator past them."""
+        """(key, counter) for one run producing `n_values` values; moves the generator past them
+        (TF's ReserveRandomOutputs: 256 blocks per value)."""
+        return self.reserve_blocks(n_values * _SAMPLES_RESERVED_PER_VALUE)
+
+    def reserve_blocks(self, blocks: int) -> tuple[tuple[int, int], int]:
+        """(key, counter) for one run using `blocks` 128-bit blocks; moves the generator past them."""
         start = self.counter
-        blocks = n_values * _SAMPLES_RESERVED_PER_VALUE  # TF skips this many 128-bit blocks
         self.counter = (self.counter + blocks) & ((1 << 128) - 1)
         return self.key, start
 
@@ -199,3 +203,65 @@ def uniform_int(key, counter, n: int, low: int, high: int, dtype) -> np.ndarray:
     bits = _fixed_groups(key, counter, n, 4).reshape(-1)[:n]
     with np.errstate(over="ignore"):
         return (np.int32(low) + (bits % np.uint32(span)).astype(np.int32)).astype(dtype)
+
+
+def samples32(key, counter, n: int) -> np.ndarray:
+    """The first n 32-bit samples of the stream at `counter`, in order (TF's SingleSampleAdapter)."""
+    return _fixed_groups(key, counter, n, _BLOCK).reshape(-1)[:n]
+
+
+def tf_shards(total: int, cost_per_unit: int, threads: int) -> list[tuple[int, int]]:
+    """How TF's Shard (Eigen's ThreadPoolDevice::parallelFor) cuts `total` units of work costing
+    `cost_per_unit` cycles each among `threads` threads: the [start, limit) ranges, in order.
+
+    Multinomial's rows draw from a stream per shard, so its values depend on this cut: one shard
+    while the work is under ~2e5 cycles, else blocks of Eigen's size (~40000 cycles each, at
+    least total / (4 * threads) units, grown while the threads stay as busy).
+    """
+    if total <= 1 or threads <= 1:
+        return [(0, total)] if total else []
+    wanted = (total * float(cost_per_unit) - 100000) / 100000 + 0.9  # Eigen's CostModel::numThreads
+    if min(threads, max(1, int(wanted))) == 1:
+        return [(0, total)]
+    block = min(total, max(-(-total // (4 * threads)), int(40000 / cost_per_unit)))
+    longest = min(total, 2 * block)
+    count = -(-total // block)
+    efficiency = count / (-(-count // threads) * threads)
+    previous = count
+    while efficiency < 1.0 and previous > 1:  # coarser blocks while no thread idles more
+        coarser = -(-total // (previous - 1))
+        if coarser > longest:
+            break
+        coarser_count = -(-total // coarser)
+        previous = coarser_count
+        coarser_efficiency = coarser_count / (-(-coarser_count // threads) * threads)
+        if coarser_efficiency + 0.01 >= efficiency:
+            block, count = coarser, coarser_count
+            efficiency = max(efficiency, coarser_efficiency)
+    return [(start, min(total, start + block)) for start in range(0, total, block)]
+
+
+def multinomial(key, counter, logits: np.ndarray, num_samples: int, threads: int) -> np.ndarray:
+    """Multinomial's class indices, shape [batch, num_samples] int64, as TF's CPU kernel draws them.
+
+    Each row's unnormalised CDF is exp(logit - max finite logit) summed over the finite logits in
+    double; sample j is the first class whose CDF exceeds u * total, u a double from two 32-bit
+    samples (high word first). Each shard of rows reads the stream from block
+    start_row * (num_samples + 3) // 4 on, its rows one after the other.
+    """
+    batch, classes = logits.shape
+    finite = np.isfinite(logits)
+    lowest = np.finfo(logits.dtype).min
+    maxima = np.where(finite, logits, lowest).max(axis=1, initial=lowest).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = np.exp(logits.astype(np.float64) - maxima[:, None])
+    cdf = np.cumsum(np.where(finite, weights, 0.0), axis=1)
+    out = np.empty((batch, num_samples), np.int64)
+    cost = int(50 * (num_samples * math.log(classes) / math.log(2) + classes))
+    for start, limit in tf_shards(batch, cost, threads):
+        shard_counter = (counter + start * (num_samples + 3) // 4) & ((1 << 128) - 1)
+        words = samples32(key, shard_counter, (limit - start) * 2 * num_samples)
+        units = _to_double(words[0::2], words[1::2]).reshape(limit - start, num_samples)
+        for row in range(start, limit):
+            out[row] = np.searchsorted(cdf[row], units[row - start] * cdf[row, -1], side="right")
+    return out

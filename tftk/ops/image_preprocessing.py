@@ -17,10 +17,11 @@ import numpy as np
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops import math_ops
+from tftk.ops import array_ops, control_flow_ops, logging_ops, math_ops, reduction_ops, slicing_ops
 from tftk.ops.image_ops import _convert_channels, convert_image_dtype, png_array
 from tftk.ops.op_builder import make_op
-from tftk.ops.random_ops import generator_for, get_seed, random_uniform
+from tftk.ops.random_ops import random_uniform
+from tftk.ops.tile_pad_ops import reverse
 
 __all__ = ["decode_jpeg", "decode_image", "crop_to_bounding_box", "pad_to_bounding_box",
            "resize_image_with_crop_or_pad", "central_crop", "random_crop", "random_flip_left_right",
@@ -258,64 +259,58 @@ registry.not_differentiable("CentralCrop")
 
 # ---- random geometry ---------------------------------------------------------------------------------
 
-def _bind_random_crop(op: Any, ctx: Any):
-    def kernel(value: np.ndarray, size: np.ndarray) -> np.ndarray:
-        size = [int(s) for s in size]
-        if len(size) != value.ndim or any(s > d or s < 0 for s, d in zip(size, value.shape)):
-            raise errors.InvalidArgumentError(None, op, f"{op.name}: Need value.shape >= size, got "
-                                              f"{list(value.shape)} and {size}")
-        rng = generator_for(op, ctx)
-        start = [int(rng.integers(0, d - s + 1)) for s, d in zip(size, value.shape)]
-        return value[tuple(slice(b, b + s) for b, s in zip(start, size))]
-
-    return kernel
-
-
-def _bind_random_flip(op: Any, ctx: Any):
-    axis = op.get_attr("axis")
-
-    def kernel(image: np.ndarray) -> np.ndarray:
-        rng = generator_for(op, ctx)
-        if image.ndim == 3:
-            return np.flip(image, axis).copy() if rng.random() < 0.5 else image
-        flips = rng.random(len(image)) < 0.5  # one coin per image of a batch
-        out = image.copy()
-        out[flips] = np.flip(image[flips], axis + 1)
-        return out
-
-    return kernel
-
-
-registry.register_op("RandomCrop", _bind_random_crop, stateful=True)
-registry.register_op("RandomFlip", _bind_random_flip, stateful=True)
-registry.not_differentiable("RandomCrop", "RandomFlip")
-
-
 def random_crop(value: Any, size: Any, seed: int | None = None, name: str | None = None) -> Tensor:
-    """A uniformly placed window of shape `size` (same rank as `value`)."""
-    x = convert_to_tensor(value)
-    size_t = convert_to_tensor(size, dtype=dtypes.int32)
-    from tftk.ops.constant_value import constant_value
-    static = constant_value(size_t)
-    shape = TensorShape(None) if static is None else TensorShape([int(s) for s in static])
-    graph_seed, op_seed = get_seed(seed)
-    return make_op("RandomCrop", [x, size_t], x.dtype, shape, name or "random_crop",
-                   {"seed": graph_seed, "seed2": op_seed})
+    """A uniformly placed window of shape `size` (same rank as `value`).
+
+    Built as TF builds it, so the same seeds give TF's windows: one RandomUniformInt draw in
+    [0, 2**31 - 1) per axis, modulo the number of places the window fits there.
+    """
+    with name_scope(name, "random_crop", [value, size]) as scope:
+        x = convert_to_tensor(value, name="value")
+        size_t = convert_to_tensor(size, dtype=dtypes.int32, name="size")
+        shape = array_ops.shape(x)
+        check = logging_ops.Assert(reduction_ops.reduce_all(math_ops.greater_equal(shape, size_t)),
+                                   ["Need value.shape >= size, got ", shape, size_t], summarize=1000)
+        shape = control_flow_ops.with_dependencies([check], shape)
+        limit = math_ops.add(math_ops.subtract(shape, size_t), 1)
+        draws = random_uniform(array_ops.shape(shape), dtype=dtypes.int32, maxval=dtypes.int32.max, seed=seed)
+        return slicing_ops.slice(x, math_ops.floormod(draws, limit), size_t, name=scope.rstrip("/"))
 
 
 def _random_flip(image: Any, axis: int, seed: int | None, what: str) -> Tensor:
-    x, _ = _image(image, what)
-    graph_seed, op_seed = get_seed(seed)
-    return make_op("RandomFlip", [x], x.dtype, x.shape, what, {"axis": axis, "seed": graph_seed, "seed2": op_seed})
+    """TF's _random_flip: one uniform draw for an image (flipped below 0.5), one per image of a batch
+    (flipped where it rounds to 1, mixed in as flips * flipped + (1 - flips) * image)."""
+    with name_scope(None, what, [image]) as scope:
+        x = convert_to_tensor(image, name="image")
+        rank = x.shape.ndims
+        if rank is not None and rank not in (3, 4):
+            raise ValueError(f"{what}: 'image' (shape {x.shape}) must have either 3 or 4 dimensions.")
+
+        def single() -> Tensor:
+            coin = random_uniform([], 0, 1.0, seed=seed)
+            return control_flow_ops.cond(math_ops.less(coin, 0.5), lambda: reverse(x, [axis]), lambda: x,
+                                         name=scope.rstrip("/"))
+
+        def batch() -> Tensor:
+            batch_size = array_ops.shape(x)[0]
+            coins = random_uniform(array_ops.stack([batch_size]), 0, 1.0, seed=seed)
+            flips = math_ops.cast(math_ops.round(array_ops.reshape(coins, array_ops.stack([batch_size, 1, 1, 1]))),
+                                  x.dtype)
+            return math_ops.add(math_ops.multiply(flips, reverse(x, [axis + 1])),
+                                math_ops.multiply(math_ops.subtract(1, flips), x))
+
+        if rank is None:
+            return control_flow_ops.cond(math_ops.equal(array_ops.rank(x), 3), single, batch)
+        return single() if rank == 3 else batch()
 
 
 def random_flip_left_right(image: Any, seed: int | None = None) -> Tensor:
-    """Mirror the width axis with probability 1/2 (each image of a batch on its own)."""
+    """Mirror the width axis with probability 1/2 (each image of a batch on its own), TF's draws."""
     return _random_flip(image, 1, seed, "random_flip_left_right")
 
 
 def random_flip_up_down(image: Any, seed: int | None = None) -> Tensor:
-    """Mirror the height axis with probability 1/2 (each image of a batch on its own)."""
+    """Mirror the height axis with probability 1/2 (each image of a batch on its own), TF's draws."""
     return _random_flip(image, 0, seed, "random_flip_up_down")
 
 

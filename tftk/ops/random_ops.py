@@ -2,27 +2,35 @@
 
 Each random op owns one generator per session, seeded from (graph seed, op seed), so a fresh
 session replays the same sequence, and successive runs in one session draw new values.
-`random_uniform`, `random_normal` and `truncated_normal` (and with them the initializers and
-dropout) draw from TF's own Philox stream (`kernels/philox.py`): for the same seeds they give
-TF's values, run after run. The other random ops draw from numpy generators with the same
-seeding rules but their own values.
+Every op here draws from TF's own Philox stream (`kernels/philox.py`, the rejection samplers in
+`kernels/philox_rejection.py`): random_uniform/normal, truncated_normal (and with them the
+initializers and dropout), random_shuffle, multinomial/categorical, random_gamma and
+random_poisson give, for the same seeds, TF's values run after run. `generator_for` remains for
+the orthogonal initializer (init_ops), which draws from a numpy generator with the same seeding rules.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import random as _py_random
 import weakref
 from typing import Any, Callable
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape
-from tftk.kernels import philox
+from tftk.kernels import philox, philox_rejection
+from tftk.kernels.gamma_sample_grad import gamma_sample_grad
 from tftk.ops import math_ops
 from tftk.ops.constant_value import constant_value
+from tftk.ops.array_ops import reshape
 from tftk.ops.op_builder import make_op, op_scope
+from tftk.ops.reduction_ops import reduce_sum
+from tftk.ops.special_math_ops import _digamma
+from tftk.ops.tile_pad_ops import broadcast_to
 
 __all__ = ["set_random_seed", "get_seed", "random_normal", "random_uniform", "truncated_normal",
            "random_shuffle", "multinomial", "random_gamma", "categorical", "random_poisson", "DEFAULT_GRAPH_SEED"]
@@ -88,16 +96,6 @@ def shape_input(shape: Any, name: str | None = None) -> tuple[Tensor, TensorShap
     tensor = convert_to_tensor(shape, dtype=dtypes.int32, name=name)
     return tensor, TensorShape(None if static is None else [int(d) for d in np.atleast_1d(static)]
                                if np.ndim(static) else [])
-
-
-def _random_op(op_type: str, draw: Callable) -> None:
-    """Register a random op whose kernel is `draw(rng, shape_tuple, op, *extra_inputs)`."""
-
-    def factory(op, ctx):
-        rng = generator_for(op, ctx)
-        return lambda shape, *extra: draw(rng, tuple(int(d) for d in shape), op, *extra)
-
-    _register_random(op_type, factory)
 
 
 def _register_random(op_type: str, factory: Callable) -> None:
@@ -205,12 +203,21 @@ def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any =
 
 
 def _bind_shuffle(op, ctx):
-    rng = generator_for(op, ctx)
-    return lambda x: x[rng.permutation(x.shape[0])] if x.ndim else x
+    """TF's RandomShuffle: Fisher-Yates over the first axis, one 32-bit sample per swap, the
+    stream moved on by ceil((n - 1) / 4) blocks a run (nothing when there is nothing to shuffle)."""
+    stream = philox_for(op, ctx)
+
+    def kernel(x):
+        if x.size <= 1 or x.shape[0] <= 1:
+            return x
+        size = x.shape[0]
+        key, counter = stream.reserve_blocks((size + 2) // 4)
+        return x[philox_rejection.fisher_yates(size, philox.samples32(key, counter, size - 1))]
+    return kernel
 
 
-registry.register_op("RandomShuffle", _bind_shuffle, stateful=True)
-registry.not_differentiable("RandomShuffle")
+_PHILOX_TYPES.add("RandomShuffle")
+_register_random("RandomShuffle", _bind_shuffle)
 
 
 def random_shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:
@@ -220,53 +227,188 @@ def random_shuffle(value: Any, seed: int | None = None, name: str | None = None)
     return make_op("RandomShuffle", [x], x.dtype, x.shape, name, {"seed": s1, "seed2": s2})
 
 
-def _bind_multinomial(op, ctx):
-    rng = generator_for(op, ctx)
-    npd = op.outputs[0].dtype.as_numpy_dtype
+def _intra_op_threads(ctx) -> int:
+    """The threads TF would shard a kernel over: the session's intra-op setting, else the CPUs."""
+    configured = getattr(getattr(ctx.session, "_config", None), "intra_op_parallelism_threads", 0)
+    return configured if configured and configured > 0 else len(os.sched_getaffinity(0))
 
-    def kernel(logits, num_samples):
-        z = logits - logits.max(axis=1, keepdims=True)
-        p = np.exp(z.astype(np.float64))
-        p /= p.sum(axis=1, keepdims=True)
-        cdf = np.cumsum(p, axis=1)
-        u = rng.random((logits.shape[0], int(num_samples)))
-        return np.minimum((u[:, :, None] > cdf[:, None, :]).sum(axis=2), logits.shape[1] - 1).astype(npd)
+
+def multinomial_kernel(op, ctx, stream_for: Callable, threads: int | None = None) -> Callable:
+    """The kernel of Multinomial-like `op`: checks its input as TF does, then draws from the
+    (key, counter) that `stream_for(n_values, *extra_inputs)` reserves for the run, its rows
+    sharded as TF shards them over `threads` (default: the session's intra-op threads)."""
+    npd = _numpy_dtype(op)
+    threads = threads or _intra_op_threads(ctx)
+
+    def fail(message: str):
+        raise errors.InvalidArgumentError(None, op, f"{op.name}: {message}")
+
+    def kernel(logits, num_samples, *extra):
+        if logits.ndim != 2:
+            fail(f"logits should be a matrix, got shape {list(logits.shape)}")
+        if np.ndim(num_samples) != 0:
+            fail(f"num_samples should be a scalar, got shape {list(np.shape(num_samples))}")
+        n = int(num_samples)
+        if n < 0:
+            fail(f"num_samples should be non-negative, got {n}")
+        batch, classes = logits.shape
+        if classes == 0:
+            fail("num_classes should be positive, got 0")
+        if batch * n == 0:
+            return np.zeros((batch, n), npd)
+        key, counter = stream_for(batch * ((n + 3) // 4 * 4) * 2, *extra)  # two 32-bit samples a double
+        return philox.multinomial(key, counter, logits, n, threads).astype(npd)
     return kernel
 
 
-registry.register_op("Multinomial", _bind_multinomial, stateful=True)
-registry.not_differentiable("Multinomial")
+def _bind_multinomial(op, ctx):
+    return multinomial_kernel(op, ctx, philox_for(op, ctx).reserve)
+
+
+_PHILOX_TYPES.add("Multinomial")
+_register_random("Multinomial", _bind_multinomial)
 
 
 def multinomial(logits: Any, num_samples: Any, seed: int | None = None, name: str | None = None,
                 output_dtype: Any = dtypes.int64) -> Tensor:
     """Draw class indices from the categorical distributions given by rows of `logits`."""
-    x = convert_to_tensor(logits)
-    n = convert_to_tensor(num_samples, dtype=dtypes.int32)
+    return _multinomial("multinomial", logits, num_samples, seed, name, output_dtype)
+
+
+def _multinomial(default_name: str, logits: Any, num_samples: Any, seed: int | None, name: str | None,
+                 output_dtype: Any) -> Tensor:
+    with op_scope(name, default_name, [logits]):
+        s1, s2 = get_seed(seed)
+        return multinomial_node("Multinomial", logits, num_samples, (), output_dtype, {"seed": s1, "seed2": s2})
+
+
+def multinomial_node(op_type: str, logits: Any, num_samples: Any, extra: tuple, output_dtype: Any,
+                     attrs: dict) -> Tensor:
+    """A Multinomial-like node [batch, num_samples], its logits and constant num_samples checked as TF
+    checks them when it builds the graph."""
+    x = convert_to_tensor(logits, name="logits")
+    if x.shape.ndims is not None and x.shape.ndims != 2:
+        raise ValueError(f"Shape must be rank 2 but is rank {x.shape.ndims} for {op_type} (logits of shape {x.shape})")
+    n = convert_to_tensor(num_samples, dtype=dtypes.int32, name="num_samples")
     nv = constant_value(n)
-    s1, s2 = get_seed(seed)
+    if nv is not None and int(nv) < 0:
+        raise ValueError(f"{op_type}: num_samples must be non-negative but is {int(nv)}")
     rows = x.shape.as_tuple()[0] if x.shape.ndims else None
-    return make_op("Multinomial", [x, n], dtypes.as_dtype(output_dtype),
-                   [rows, None if nv is None else int(nv)], name, {"seed": s1, "seed2": s2})
+    return make_op(op_type, [x, n, *extra], dtypes.as_dtype(output_dtype), [rows, None if nv is None else int(nv)],
+                   op_type, attrs)
 
 
-def _gamma(rng, shape, op, alpha):
-    npd = op.outputs[0].dtype.as_numpy_dtype
-    return rng.gamma(alpha, size=tuple(shape) + alpha.shape).astype(npd)
+def _float_as(values: np.ndarray, npd) -> np.ndarray:
+    """A double result as TF's static_cast<T> gives it (Eigen::half rounds through float)."""
+    if npd == np.float16:
+        return values.astype(np.float32).astype(np.float16)
+    return values.astype(npd)
 
 
-_random_op("RandomGamma", _gamma)
+def _bind_gamma(op, ctx):
+    stream = philox_for(op, ctx)
+    npd = _numpy_dtype(op)
+
+    def kernel(shape, alpha):
+        dims = tuple(int(d) for d in shape)
+        num_samples = int(np.prod(dims, dtype=np.int64))
+        if num_samples == 0 or alpha.size == 0:
+            return np.zeros(dims + alpha.shape, npd)
+        (k0, k1), counter = stream.reserve(num_samples * alpha.size)
+        draws = philox_rejection.gamma_samples(
+            np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64), np.uint64(counter >> 64),
+            np.ascontiguousarray(alpha, dtype=np.float64).reshape(-1), num_samples)
+        return _float_as(draws, npd).reshape(dims + alpha.shape)
+    return kernel
+
+
+_PHILOX_TYPES.add("RandomGamma")
+registry.register_op("RandomGamma", _bind_gamma, stateful=True)
+
+
+def _gamma_sample_grad(alpha: np.ndarray, sample: np.ndarray) -> np.ndarray:
+    """RandomGammaGrad: d sample / d alpha of Gamma(alpha, 1) samples (alpha broadcast to the samples)."""
+    alphas = np.broadcast_to(alpha, np.broadcast_shapes(alpha.shape, sample.shape)).astype(np.float64)
+    samples = np.broadcast_to(sample, alphas.shape).astype(np.float64)
+    distinct, where_in = np.unique(alphas, return_inverse=True)  # digamma once per distinct alpha
+    digammas = np.array([_digamma(a) if a > 0 else math.nan for a in distinct.tolist()])[where_in.reshape(-1)]
+    grads = gamma_sample_grad(alphas.reshape(-1), samples.reshape(-1), digammas)
+    return grads.reshape(alphas.shape).astype(np.result_type(alpha, sample))
+
+
+registry.register_op("RandomGammaGrad", lambda op, ctx: _gamma_sample_grad)
+registry.not_differentiable("RandomGammaGrad")
+
+
+@registry.register_gradient("RandomGamma")
+def _random_gamma_grad(op, grad):
+    """The implicit reparameterisation gradient: sum over the sample dimensions of grad * dx/dalpha."""
+    alpha, sample = op.inputs[1], op.outputs[0]
+    sample_dims = sample.shape.ndims - alpha.shape.ndims
+    alpha_leading = reshape(alpha, [1] * sample_dims + alpha.shape.as_list())
+    partial = make_op("RandomGammaGrad", [alpha_leading, sample], sample.dtype, sample.shape, "RandomGammaGrad")
+    return [None, reduce_sum(math_ops.multiply(grad, partial), axis=list(range(sample_dims)))]
 
 
 def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
                  seed: int | None = None, name: str | None = None) -> Tensor:
+    """Gamma(alpha, beta) samples of shape `shape` + broadcast(alpha, beta).shape, as TF builds it:
+    RandomGamma of the broadcast alpha, divided by beta, kept above the dtype's smallest normal."""
     dtype = dtypes.as_dtype(dtype)
-    a = convert_to_tensor(alpha, dtype=dtype)
-    shape_t, static = shape_input(shape)
-    s1, s2 = get_seed(seed)
-    out_shape = static.concatenate(a.shape)
-    draws = make_op("RandomGamma", [shape_t, a], dtype, out_shape, name, {"seed": s1, "seed2": s2})
-    return draws if beta is None else math_ops.realdiv(draws, beta)
+    with op_scope(name, "random_gamma", [shape, alpha, beta]):
+        shape_t, static = shape_input(shape, "shape")
+        a = convert_to_tensor(alpha, dtype=dtype, name="alpha")
+        b = convert_to_tensor(1 if beta is None else beta, dtype=dtype, name="beta")
+        a_dims, b_dims = a.shape.as_tuple(), b.shape.as_tuple()
+        known = a_dims is not None and b_dims is not None and None not in a_dims + b_dims
+        a_broadcast = broadcast_to(a, np.broadcast_shapes(a_dims, b_dims)) if known else a
+        s1, s2 = get_seed(seed)
+        draws = make_op("RandomGamma", [shape_t, a_broadcast], dtype, static.concatenate(a_broadcast.shape),
+                        "RandomGamma", {"seed": s1, "seed2": s2})
+        return math_ops.maximum(np.finfo(dtype.as_numpy_dtype).tiny, math_ops.realdiv(draws, b))
+
+
+_LOW64 = (1 << 64) - 1
+_HIGHEST = {np.dtype(t): float(np.finfo(t).max if np.dtype(t).kind == "f" else np.iinfo(t).max)
+            for t in (np.float16, np.float32, np.float64, np.int32, np.int64)}
+
+
+def _bind_poisson(op, ctx):
+    stream = philox_for(op, ctx)
+    npd = _numpy_dtype(op)
+
+    def kernel(shape, rate):
+        dims = tuple(int(d) for d in shape)
+        num_samples = int(np.prod(dims, dtype=np.int64))
+        if num_samples == 0 or rate.size == 0:
+            return np.zeros(dims + rate.shape, npd)
+        rates = np.ascontiguousarray(rate, dtype=np.float64).reshape(-1)
+        if np.isnan(rates).any() or np.isposinf(rates).any():  # TF's kernel would loop forever on these
+            raise errors.InvalidArgumentError(None, op, f"{op.name}: rate must be finite, got "
+                                              f"{rates[~np.isfinite(rates)][0]}")
+        (k0, k1), counter = stream.reserve(num_samples * rate.size)
+        draws = philox_rejection.poisson_samples(
+            np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64), np.uint64(counter >> 64),
+            rates, num_samples, _HIGHEST[np.dtype(npd)])
+        return _float_as(draws, npd).reshape(dims + rate.shape)
+    return kernel
+
+
+_PHILOX_TYPES.add("RandomPoissonV2")
+_register_random("RandomPoissonV2", _bind_poisson)
+
+
+def random_poisson(lam: Any, shape: Any, dtype: Any = dtypes.float32, seed: int | None = None,
+                   name: str | None = None) -> Tensor:
+    """Samples of Poisson(lam): shape `shape` + lam.shape (lam of any float or int type)."""
+    with op_scope(name, "random_poisson", [lam, shape]):
+        shape_t, static = shape_input(shape, "shape")
+        rate = convert_to_tensor(lam, name="rate")
+        if not (rate.dtype.is_floating or rate.dtype.is_integer):
+            raise TypeError(f"random_poisson: lam must be numeric, got {rate.dtype.name}")
+        s1, s2 = get_seed(seed)
+        return make_op("RandomPoissonV2", [shape_t, rate], dtypes.as_dtype(dtype), static.concatenate(rate.shape),
+                       "RandomPoissonV2", {"seed": s1, "seed2": s2})
 
 
 def stream_states(session, ops) -> dict[str, dict]:
@@ -291,26 +433,4 @@ def restore_stream_states(session, graph, states: dict[str, dict]) -> None:
 def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: int | None = None,
                 name: str | None = None) -> Tensor:
     """tf.random.categorical: class indices drawn from the rows of `logits` (int64 unless `dtype`)."""
-    return multinomial(logits, num_samples, seed=seed, name=name, output_dtype=dtype or dtypes.int64)
-
-
-def _poisson(rng, shape, op, lam):
-    npd = op.outputs[0].dtype.as_numpy_dtype
-    if (lam < 0).any():
-        raise ValueError(f"random_poisson: lam must be >= 0, got {float(lam.min())}")
-    return rng.poisson(lam.astype(np.float64), size=tuple(shape) + lam.shape).astype(npd)
-
-
-_random_op("RandomPoissonV2", _poisson)
-
-
-def random_poisson(lam: Any, shape: Any, dtype: Any = dtypes.float32, seed: int | None = None,
-                   name: str | None = None) -> Tensor:
-    """Samples of Poisson(lam): shape `shape` + lam.shape."""
-    rate = convert_to_tensor(lam)
-    if not (rate.dtype.is_floating or rate.dtype.is_integer):
-        raise TypeError(f"random_poisson: lam must be numeric, got {rate.dtype.name}")
-    shape_t, static = shape_input(shape)
-    s1, s2 = get_seed(seed)
-    return make_op("RandomPoissonV2", [shape_t, rate], dtypes.as_dtype(dtype), static.concatenate(rate.shape),
-                   name, {"seed": s1, "seed2": s2})
+    return _multinomial("categorical", logits, num_samples, seed, name, dtype or dtypes.int64)

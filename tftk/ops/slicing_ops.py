@@ -146,7 +146,10 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
         return make_op("StridedSlice", [x], x.dtype, shape, name or "Slice", {"key": key})
     begin_t = convert_to_tensor(begin, dtype=dtypes.int32)
     size_t = convert_to_tensor(size, dtype=dtypes.int32)
-    shape = TensorShape(None) if rank is None else TensorShape([None] * rank)
+    if s_static is not None:  # a constant size gives the static shape, wherever the window begins
+        shape = TensorShape([None if si == -1 else si for si in np.atleast_1d(s_static).tolist()])
+    else:
+        shape = TensorShape(None) if rank is None else TensorShape([None] * rank)
     return make_op("Slice", [x, begin_t, size_t], x.dtype, shape, name)
 
 

@@ -1,4 +1,4 @@
-"""Stateless random ops (`tf.random.stateless_uniform`, `_normal`, `_truncated_normal`): values fixed by
+"""Stateless random ops (`tf.random.stateless_uniform`, `_normal`, `_truncated_normal`, `_categorical`): values fixed by
 a `seed` tensor of two integers, the same in every run and session, and the same as TF's.
 
 TF derives a Philox key and counter from the seed pair (one Philox block of the seed under a fixed
@@ -16,9 +16,10 @@ from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.kernels import philox
 from tftk.ops import math_ops
 from tftk.ops.op_builder import make_op, op_scope
-from tftk.ops.random_ops import shape_input
+from tftk.ops.random_ops import multinomial_kernel, multinomial_node, shape_input
 
-__all__ = ["stateless_random_uniform", "stateless_random_normal", "stateless_truncated_normal"]
+__all__ = ["stateless_random_uniform", "stateless_random_normal", "stateless_truncated_normal",
+           "stateless_multinomial", "stateless_categorical"]
 
 _SEED_KEY = (0x3EC8F720, 0x02461E29)  # TF's fixed key for turning a seed pair into a key and counter
 _MASK64 = (1 << 64) - 1
@@ -111,3 +112,45 @@ def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: A
                                dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
     """Normal values within two standard deviations, fixed by `seed`."""
     return _scaled("StatelessTruncatedNormal", "stateless_truncated_normal", shape, seed, mean, stddev, dtype, name)
+
+
+_NEVER_FOLDED = {"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"}
+
+
+def _folded_by_tensorflow(op) -> bool:
+    """Whether TF's session would constant-fold `op` (no placeholder, variable or stateful op
+    upstream): it then runs the kernel once, on one thread, which fixes how Multinomial shards."""
+    seen, pending = set(), [t.op for t in op.inputs] + list(op.control_inputs)
+    while pending:
+        node = pending.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        kind = registry.lookup(node.type)
+        if node.type in _NEVER_FOLDED or kind.stateful or kind.holds_state:
+            return False
+        pending += [t.op for t in node.inputs] + list(node.control_inputs)
+    return True
+
+
+def _bind_stateless_multinomial(op, ctx):
+    threads = 1 if _folded_by_tensorflow(op) else None
+    return multinomial_kernel(op, ctx, lambda n_values, seed: key_and_counter(seed), threads)
+
+
+registry.register_op("StatelessMultinomial", _bind_stateless_multinomial)
+registry.not_differentiable("StatelessMultinomial")
+
+
+def stateless_multinomial(logits: Any, num_samples: Any, seed: Any, output_dtype: Any = dtypes.int64,
+                          name: str | None = None) -> Tensor:
+    """Class indices drawn from the rows of `logits`, fixed by the seed pair (TF's draws)."""
+    with op_scope(name, "stateless_multinomial", [logits, seed]):
+        return multinomial_node("StatelessMultinomial", logits, num_samples, (_seed(seed),), output_dtype, {})
+
+
+def stateless_categorical(logits: Any, num_samples: Any, seed: Any, dtype: Any = dtypes.int64,
+                          name: str | None = None) -> Tensor:
+    """tf.random.stateless_categorical: stateless_multinomial with TF2's argument name for the dtype."""
+    with op_scope(name, "stateless_categorical", [logits, seed]):
+        return multinomial_node("StatelessMultinomial", logits, num_samples, (_seed(seed),), dtype, {})

@@ -1,0 +1,207 @@
+"""TF's per-output rejection samplers on Philox4x32-10: RandomGamma, RandomPoissonV2, RandomShuffle.
+
+A rejection sampler needs an unknown number of random values per output, so TF gives output i
+(its index in alpha/rate-major order) its own stretch of the generator: the run's counter moved on
+by 256 * i blocks. Inside that stretch the kernels draw whole 128-bit blocks, read as two doubles
+(TF's UniformDistribution<double>: 20 + 32 mantissa bits from each pair of words) or as one
+Box-Muller pair of normals (NormalDistribution<double>), and use the values of a block from the
+last to the first (TF's `remaining--` counters). All arithmetic is in double, through libm's
+log/exp/pow/sqrt/lgamma as TF's C++ calls them, so the accept/reject decisions and the values are
+TF's bit for bit.
+
+The loops are Numba kernels (compiled on first use, cached on disk): one pass over the outputs,
+the generator kept in registers as (key, 128-bit counter) words.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tftk.kernels.jit import njit
+
+__all__ = ["gamma_samples", "poisson_samples", "fisher_yates"]
+
+_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_W0, _W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
+_MASK = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+_ONE = np.uint64(1)
+_BLOCKS_PER_OUTPUT = np.uint64(256)  # TF's kReservedSamplesPerOutput
+_ULP = 2.0 ** -52  # a 52-bit mantissa m read as the double 1.m - 1 is exactly m * 2**-52
+
+
+@njit(cache=True, error_model="numpy")
+def _block(k0, k1, lo, hi):
+    """The four 32-bit words (as uint64) of Philox4x32-10 at the 128-bit counter (lo, hi)."""
+    c0, c1, c2, c3 = lo & _MASK, lo >> _SHIFT, hi & _MASK, hi >> _SHIFT
+    for _ in range(10):
+        p0 = _M0 * c0
+        p1 = _M1 * c2
+        c0, c1, c2, c3 = ((p1 >> _SHIFT) ^ c1 ^ k0) & _MASK, p1 & _MASK, ((p0 >> _SHIFT) ^ c3 ^ k1) & _MASK, p0 & _MASK
+        k0 = (k0 + _W0) & _MASK
+        k1 = (k1 + _W1) & _MASK
+    return c0, c1, c2, c3
+
+
+@njit(cache=True, error_model="numpy")
+def _advance(lo, hi, count):
+    """The counter (lo, hi) moved on by `count` blocks (128-bit wrap-around)."""
+    new_lo = lo + count
+    return new_lo, hi + (_ONE if new_lo < lo else np.uint64(0))
+
+
+@njit(cache=True, error_model="numpy")
+def _to_double(high, low):
+    """TF's Uint64ToDouble: 20 mantissa bits from `high`, 32 from `low`, in [0, 1)."""
+    return float(((high & np.uint64(0xFFFFF)) << _SHIFT) | low) * _ULP
+
+
+@njit(cache=True, error_model="numpy")
+def _uniform_pair(k0, k1, lo, hi):
+    """One UniformDistribution<double> draw: the two doubles of the block at (lo, hi)."""
+    x0, x1, x2, x3 = _block(k0, k1, lo, hi)
+    return _to_double(x0, x1), _to_double(x2, x3)
+
+
+@njit(cache=True, error_model="numpy")
+def _normal_pair(k0, k1, lo, hi):
+    """One NormalDistribution<double> draw: TF's BoxMullerDouble of the block at (lo, hi)."""
+    x0, x1, x2, x3 = _block(k0, k1, lo, hi)
+    u1 = max(_to_double(x0, x1), 1.0e-7)
+    v1 = 2.0 * math.pi * _to_double(x2, x3)
+    radius = math.sqrt(-2.0 * math.log(u1))
+    return math.sin(v1) * radius, math.cos(v1) * radius
+
+
+@njit(cache=True, error_model="numpy")
+def gamma_samples(k0, k1, lo, hi, alphas, num_samples):
+    """RandomGamma's num_samples x len(alphas) draws (float64, sample-major) from the run's counter.
+
+    Alpha 1 is an exponential, -log1p(-u); otherwise Marsaglia-Tsang's transformation-rejection
+    from a normal x and a uniform u (d = alpha - 1/3, boosted by 1 and scaled by u**(1/alpha)
+    for alpha < 1), as TF's kernel draws them.
+    """
+    num_alphas = alphas.size
+    out = np.empty(num_samples * num_alphas, np.float64)
+    for alpha_index in range(num_alphas):
+        alpha = alphas[alpha_index]
+        below_one = alpha < 1
+        d = alpha + (2.0 / 3 if below_one else -1.0 / 3)
+        c = 1.0 / 3 / math.sqrt(d)
+        for sample_index in range(num_samples):
+            output_index = np.uint64(alpha_index * num_samples + sample_index)
+            glo, ghi = _advance(lo, hi, _BLOCKS_PER_OUTPUT * output_index)
+            if alpha == 1.0:
+                out[sample_index * num_alphas + alpha_index] = -math.log1p(-_uniform_pair(k0, k1, glo, ghi)[1])
+                continue
+            normals_left = 0
+            uniforms_left = 0
+            n0 = n1 = u0 = u1 = 0.0
+            while True:
+                if normals_left == 0:
+                    n0, n1 = _normal_pair(k0, k1, glo, ghi)
+                    glo, ghi = _advance(glo, ghi, _ONE)
+                    normals_left = 2
+                normals_left -= 1
+                x = n1 if normals_left == 1 else n0
+                v = 1 + c * x
+                if v <= 0:
+                    continue
+                v = v * v * v
+                if uniforms_left == 0:
+                    u0, u1 = _uniform_pair(k0, k1, glo, ghi)
+                    glo, ghi = _advance(glo, ghi, _ONE)
+                    uniforms_left = 2
+                uniforms_left -= 1
+                u = u1 if uniforms_left == 1 else u0
+                if u < 1 - 0.0331 * (x * x) * (x * x) or math.log(u) < 0.5 * x * x + d * (1 - v + math.log(v)):
+                    result = d * v
+                    if below_one:
+                        if uniforms_left == 0:
+                            u0, u1 = _uniform_pair(k0, k1, glo, ghi)
+                            glo, ghi = _advance(glo, ghi, _ONE)
+                            uniforms_left = 2
+                        uniforms_left -= 1
+                        b = u1 if uniforms_left == 1 else u0
+                        result *= b ** (1 / alpha)
+                    out[sample_index * num_alphas + alpha_index] = result
+                    break
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def poisson_samples(k0, k1, lo, hi, rates, num_samples, highest):
+    """RandomPoissonV2's num_samples x len(rates) draws (float64 counts, sample-major).
+
+    Rates below 10: Knuth's product of uniforms until it falls to exp(-rate); from 10 on,
+    Hormann's transformed rejection (PTRS) from pairs of uniforms. Counts above `highest` (the
+    output type's largest value) are redrawn, as in TF.
+    """
+    num_rates = rates.size
+    out = np.empty(num_samples * num_rates, np.float64)
+    for rate_index in range(num_rates):
+        rate = rates[rate_index]
+        exp_neg_rate = math.exp(-rate)
+        log_rate = math.log(rate) if rate >= 10 else 0.0
+        b = 0.931 + 2.53 * math.sqrt(rate) if rate >= 10 else 0.0
+        a = -0.059 + 0.02483 * b
+        inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+        for sample_index in range(num_samples):
+            output_index = np.uint64(rate_index * num_samples + sample_index)
+            glo, ghi = _advance(lo, hi, _BLOCKS_PER_OUTPUT * output_index)
+            uniforms_left = 0
+            u0 = u1 = 0.0
+            if rate < 10:
+                product = 1.0
+                count = 0.0
+                while True:
+                    if uniforms_left == 0:
+                        u0, u1 = _uniform_pair(k0, k1, glo, ghi)
+                        glo, ghi = _advance(glo, ghi, _ONE)
+                        uniforms_left = 2
+                    uniforms_left -= 1
+                    product = product * (u1 if uniforms_left == 1 else u0)
+                    if product <= exp_neg_rate and count <= highest:
+                        break
+                    count += 1
+                out[sample_index * num_rates + rate_index] = count
+                continue
+            while True:
+                if uniforms_left == 0:
+                    u0, u1 = _uniform_pair(k0, k1, glo, ghi)
+                    glo, ghi = _advance(glo, ghi, _ONE)
+                    uniforms_left = 2
+                uniforms_left -= 1
+                u = (u1 if uniforms_left == 1 else u0) - 0.5
+                if uniforms_left == 0:
+                    u0, u1 = _uniform_pair(k0, k1, glo, ghi)
+                    glo, ghi = _advance(glo, ghi, _ONE)
+                    uniforms_left = 2
+                uniforms_left -= 1
+                v = u1 if uniforms_left == 1 else u0
+                u_shifted = 0.5 - abs(u)
+                k = math.floor((2 * a / u_shifted + b) * u + rate + 0.43)
+                if k > highest:
+                    continue
+                if u_shifted >= 0.07 and v <= 0.9277 - 3.6224 / (b - 2):
+                    break
+                if k < 0 or (u_shifted < 0.013 and v > u_shifted):
+                    continue
+                s = math.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
+                t = -rate + k * log_rate - math.lgamma(k + 1)
+                if s <= t:
+                    break
+            out[sample_index * num_rates + rate_index] = k
+    return out
+
+
+@njit(cache=True)
+def fisher_yates(size, draws):
+    """TF's RandomShuffle permutation of range(size): swap i with i + draws[i] % (size - i)."""
+    permutation = np.arange(size)
+    for i in range(size - 1):
+        j = i + np.int64(draws[i] % np.uint32(size - i))
+        permutation[i], permutation[j] = permutation[j], permutation[i]
+    return permutation
