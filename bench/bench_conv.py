@@ -8,7 +8,8 @@ Python given by --tf-python) runs the same ops on the same arrays in a worker pr
 alone by Session.run (which adds ~0.1 ms of session overhead to TF's small pooling ops). Every
 repetition runs every case once in each framework (interleaved, so a noisy neighbour hits both alike),
 after a warm-up that also compiles the kernels; medians are reported, with tftk/TF ratios, GFLOP/s and
-numpy matmul's GFLOP/s as the BLAS reference. `--busy K` runs K busy-loop processes during the
+numpy matmul's GFLOP/s as the BLAS reference, in wall time and in process CPU time (on a loaded machine
+the 1-thread CPU ratio is the steadier figure). `--busy K` runs K busy-loop processes during the
 measurement (a machine shared with other work).
 """
 
@@ -94,12 +95,13 @@ def tf_cases(arrays: dict, threads: int) -> list[tuple[str, float, Callable[[], 
     return [(case, flops, lambda op=op: sess.run(op)) for case, flops, op in fetches]
 
 
-def _time_round(cases: list) -> list[float]:
+def _time_round(cases: list) -> list[list[float]]:
+    """[wall seconds, process CPU seconds] of one call of each case."""
     times = []
     for _, _, call in cases:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         call()
-        times.append(time.perf_counter() - start)
+        times.append([time.perf_counter() - start, time.process_time() - cpu])
     return times
 
 
@@ -130,7 +132,7 @@ def _worker(python: str, framework: str, threads: int):
     return proc, json.loads(line)
 
 
-def _ask(proc) -> list[float]:
+def _ask(proc) -> list[list[float]]:
     proc.stdin.write("\n")
     proc.stdin.flush()
     return json.loads(proc.stdout.readline())
@@ -173,13 +175,18 @@ def measure(threads: int, busy: int, reps: int, tf_python: str | None) -> None:
             proc.stdin.close()
             proc.wait()
     cases, flops = workers["tftk"][1]["cases"], workers["tftk"][1]["flops"]
-    med = {name: np.median(np.array(t), axis=0) for name, t in times.items()}
+    both = {name: np.median(np.array(t), axis=0) for name, t in times.items()}  # [case, wall/CPU]
+    med = {name: m[:, 0] for name, m in both.items()}
+    cpu = {name: m[:, 1] for name, m in both.items()}
     print(f"\nthreads={threads}, busy={busy}, load average {os.getloadavg()[0]:.2f} after: medians of {reps} rounds")
-    print(f"  {'case':28s} {'tftk ms':>9s} {'TF ms':>9s} {'tftk/TF':>8s} {'GFLOP/s':>8s}")
+    print(f"  {'case':28s} {'tftk ms':>9s} {'TF ms':>9s} {'tftk/TF':>8s} {'GFLOP/s':>8s} {'CPU ms':>8s} {'TF CPU':>8s} "
+          f"{'CPU ratio':>9s}")
+    nan = np.full(len(cases), np.nan)
     for i, (case, f) in enumerate(zip(cases, flops)):
-        tf_ms = med["tf"][i] * 1e3 if "tf" in med else float("nan")
-        rate = f"{f / med['tftk'][i] / 1e9:8.1f}" if f else ""
-        print(f"  {case:28s} {med['tftk'][i] * 1e3:9.3f} {tf_ms:9.3f} {med['tftk'][i] * 1e3 / tf_ms:8.2f} {rate}")
+        tf_ms, tf_cpu = med.get("tf", nan)[i] * 1e3, cpu.get("tf", nan)[i] * 1e3
+        rate = f"{f / med['tftk'][i] / 1e9:8.1f}" if f else " " * 8
+        print(f"  {case:28s} {med['tftk'][i] * 1e3:9.3f} {tf_ms:9.3f} {med['tftk'][i] * 1e3 / tf_ms:8.2f} {rate} "
+              f"{cpu['tftk'][i] * 1e3:8.3f} {tf_cpu:8.3f} {cpu['tftk'][i] * 1e3 / tf_cpu:9.2f}")
     conv = [i for i, f in enumerate(flops) if f]
     total_tftk = sum(med["tftk"][i] for i in range(len(cases)))
     rate = sum(flops[i] for i in conv) / sum(med["tftk"][i] for i in conv) / 1e9

@@ -29,13 +29,13 @@ def _dtypes(name):
 # within 2e-5 of each output's largest value (4e-5 for the gradients, which also carry y's error through
 # the row's non-linear loss; TF's direct convolution is the reference) instead of the table's
 # element-wise 1e-5. float64 takes the im2col kernels the table above checks.
-WINOGRAD_CASES = [
-    ("winograd_same_5x5", "tf.nn.conv2d(x, w, [1, 1, 1, 1], 'SAME')", (2, 9, 7, 8), (5, 5, 8, 9)),
-    ("winograd_valid_3x3", "tf.nn.conv2d(x, w, [1, 1, 1, 1], 'VALID')", (2, 8, 6, 10), (3, 3, 10, 8)),
+WINOGRAD_CASES = [  # >= 16 channels and >= 64 tiles of 4x4 outputs over the batch
+    ("winograd_same_5x5", "tf.nn.conv2d(x, w, [1, 1, 1, 1], 'SAME')", (4, 14, 13, 16), (5, 5, 16, 17)),
+    ("winograd_valid_3x3", "tf.nn.conv2d(x, w, [1, 1, 1, 1], 'VALID')", (4, 18, 15, 18), (3, 3, 18, 16)),
     ("winograd_nchw_same_3x3", "tf.nn.conv2d(x, w, [1, 1, 1, 1], 'SAME', data_format='NCHW')",
-     (2, 8, 7, 6), (3, 3, 8, 8)),
+     (4, 16, 14, 13), (3, 3, 16, 16)),
     ("winograd_relu_pool", "tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(x, w, [1, 1, 1, 1], 'SAME')), "
-     "[1, 2, 2, 1], [1, 2, 2, 1], 'SAME')", (3, 14, 14, 32), (5, 5, 32, 16)),
+     "[1, 2, 2, 1], [1, 2, 2, 1], 'SAME')", (4, 14, 14, 32), (5, 5, 32, 16)),
 ]
 
 ROWS = [op_row(f"{name}_{np.dtype(dtype).name}", expression, _inputs(x_shape, w_shape, dtype))

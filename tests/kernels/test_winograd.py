@@ -24,14 +24,16 @@ def test_transforms_compute_the_correlation(m, r):
 
 @pytest.mark.parametrize("dtype,x_shape,w_shape,strides,dilations,expected", [
     (np.float32, (50, 14, 14, 32), (5, 5, 32, 64), (1, 1), (1, 1), True),   # deep-MNIST's second layer
-    (np.float32, (2, 9, 7, 8), (3, 3, 8, 8), (1, 1), (1, 1), True),
-    (np.float64, (2, 9, 7, 8), (3, 3, 8, 8), (1, 1), (1, 1), False),        # float64 keeps im2col
-    (np.float32, (2, 9, 7, 8), (3, 3, 8, 8), (2, 2), (1, 1), False),        # strided
-    (np.float32, (2, 9, 7, 8), (3, 3, 8, 8), (1, 1), (2, 2), False),        # dilated
-    (np.float32, (2, 9, 7, 8), (3, 5, 8, 8), (1, 1), (1, 1), False),        # not square
-    (np.float32, (2, 9, 7, 8), (7, 7, 8, 8), (1, 1), (1, 1), False),        # no transform for 7x7
-    (np.float32, (2, 28, 28, 1), (5, 5, 1, 32), (1, 1), (1, 1), False),     # 1 channel: taps by rows
-    (np.float32, (2, 9, 7, 8), (3, 3, 8, 4), (1, 1), (1, 1), False),        # too few output channels
+    (np.float32, (64, 14, 14, 16), (5, 5, 16, 32), (1, 1), (1, 1), True),   # LeNet's second layer
+    (np.float32, (4, 14, 13, 16), (3, 3, 16, 16), (1, 1), (1, 1), True),    # 4 x 4 x 4 = 64 tiles
+    (np.float32, (3, 14, 13, 16), (3, 3, 16, 16), (1, 1), (1, 1), False),   # 48 tiles: too few sgemm rows
+    (np.float64, (4, 14, 13, 16), (3, 3, 16, 16), (1, 1), (1, 1), False),   # float64 keeps im2col
+    (np.float32, (4, 14, 13, 16), (3, 3, 16, 16), (2, 2), (1, 1), False),   # strided
+    (np.float32, (4, 14, 13, 16), (3, 3, 16, 16), (1, 1), (2, 2), False),   # dilated
+    (np.float32, (4, 14, 13, 16), (3, 5, 16, 16), (1, 1), (1, 1), False),   # not square
+    (np.float32, (4, 14, 13, 16), (7, 7, 16, 16), (1, 1), (1, 1), False),   # no transform for 7x7
+    (np.float32, (64, 28, 28, 1), (5, 5, 1, 32), (1, 1), (1, 1), False),    # 1 channel: taps by rows
+    (np.float32, (64, 14, 14, 8), (3, 3, 8, 8), (1, 1), (1, 1), False),     # too few channels
 ])
 def test_applies_to_stride1_float32_square_filters_with_channels(dtype, x_shape, w_shape, strides, dilations,
                                                                  expected):
@@ -39,10 +41,10 @@ def test_applies_to_stride1_float32_square_filters_with_channels(dtype, x_shape,
 
 
 CASES = [  # x shape, filter shape, padding (TF's name, or explicit pads)
-    ((3, 14, 14, 32), (5, 5, 32, 16), "SAME"),        # deep-MNIST-like
-    ((2, 9, 7, 8), (3, 3, 8, 12), "SAME"),            # odd sizes, not a multiple of the tile
-    ((2, 9, 11, 10), (5, 5, 10, 8), "VALID"),
-    ((2, 6, 8, 9), (3, 3, 9, 8), "VALID"),
+    ((4, 14, 14, 32), (5, 5, 32, 16), "SAME"),        # deep-MNIST-like
+    ((4, 13, 15, 16), (3, 3, 16, 17), "SAME"),        # odd sizes, not a multiple of the tile
+    ((4, 15, 13, 16), (5, 5, 16, 18), "VALID"),
+    ((4, 16, 14, 17), (3, 3, 17, 16), "VALID"),
     ((1, 3, 2, 8), (3, 3, 8, 8), "SAME"),             # smaller than one tile
     ((2, 7, 6, 8), (5, 5, 8, 9), ((1, 3), (4, 0))),   # uneven explicit pads
     ((1, 5, 5, 8), (3, 3, 8, 8), ((4, 0), (0, 3))),   # a pad of the filter's width: input gradient by im2col
@@ -74,9 +76,18 @@ def test_forward_and_gradients_match_float64_im2col(case):
     x, w, dy, pads = _setup(case)
     x64, w64, dy64 = x.astype(np.float64), w.astype(np.float64), dy.astype(np.float64)
     one = (1, 1)
-    _close(conv2d(x, w, one, pads), conv2d(x64, w64, one, pads))
-    _close(conv2d_backprop_input(dy, w, x.shape, one, pads), conv2d_backprop_input(dy64, w64, x.shape, one, pads))
-    _close(conv2d_backprop_filter(x, dy, w.shape, one, pads), conv2d_backprop_filter(x64, dy64, w.shape, one, pads))
+    _close(winograd.conv2d(x, w, pads), conv2d(x64, w64, one, pads))
+    _close(winograd.conv2d_backprop_filter(x, dy, w.shape, pads), conv2d_backprop_filter(x64, dy64, w.shape, one, pads))
+    if winograd.backprop_input_applies(w.shape, pads):  # else im2col: the next test
+        _close(winograd.conv2d_backprop_input(dy, w, x.shape, pads),
+               conv2d_backprop_input(dy64, w64, x.shape, one, pads))
+
+
+def test_input_gradient_with_a_pad_of_the_filters_width_takes_im2col():
+    x, w, dy, pads = _setup(CASES[-1])
+    assert not winograd.backprop_input_applies(w.shape, pads)
+    dx = conv2d_backprop_input(dy, w, x.shape, (1, 1), pads)
+    _close(dx, conv2d_backprop_input(dy.astype(np.float64), w.astype(np.float64), x.shape, (1, 1), pads))
 
 
 @pytest.mark.parametrize("case", CASES[:4])

@@ -24,10 +24,10 @@ deep-MNIST step took 52 ms against 36 ms with BLAS's threads (same quiet window)
 for a while, leaving a helper of ours half a core. A Numba `prange` next to OpenBLAS's threads
 oversubscribed the cores the same way (~8 ms per call on 2 cores).
 
-Stride-1 float32 convolutions with 3x3 or 5x5 filters and >= 8 channels go to `tftk.kernels.winograd`
+Stride-1 float32 convolutions with 3x3 or 5x5 filters and >= 16 channels go to `tftk.kernels.winograd`
 instead: in CPU time these kernels already run the multi-channel layers at ~87 GFLOP/s, close to
 OpenBLAS's sgemm ceiling (~100 on one Zen 4 core), while TF's oneDNN reaches 120-130; only fewer
-multiplications beat that (deep-MNIST's 32->64 layer: ~12 ms -> ~6 ms per kernel).
+multiplications beat that (deep-MNIST's 32->64 layer, 1 thread: ~12 ms -> 6-7 ms per kernel).
 """
 
 from __future__ import annotations

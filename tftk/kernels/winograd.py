@@ -8,9 +8,10 @@ outputs of a 5x5 filter from 8x8 input tiles take 64 products per channel pair i
 ``V[xi] @ U[xi]`` of the transformed input tiles and filters; the transforms are cheap sums.
 
 Layout: the transforms run over an "HWNC" copy of the input (height, width, then images and
-channels together), so every inner loop is one contiguous run of ``images * channels`` floats (1600
-on the deep-MNIST layer) instead of a run of ``channels`` per tile: an NHWC version, whose loops
-ran 32 floats, spent 3.5 ms per transform against ~0.5 ms here. Rows of the sgemm are (tile, image).
+channels together), so every inner loop is one contiguous run of ``images * channels`` floats (256
+on the deep-MNIST layer's chunks of 8 images) instead of a run of ``channels`` per tile: an NHWC
+version, whose loops ran 32 floats, took 3.7 ms for the deep-MNIST layer's input transform against
+1.4 ms here. Rows of the sgemms are (tile, image).
 
 The three kernels of TF's Conv2D:
 - forward: ``y = A^T [ (G g G^T) . (B^T d B) ] A`` per tile (F(4, r), Lavin & Gray 2016);
@@ -42,7 +43,12 @@ Pair = tuple[int, int]
 
 TILE = 4  # outputs per tile side
 FILTERS = (3, 5)  # square filter sizes with a transform here
-MIN_CHANNELS = 8  # below this the sgemms are too thin to pay for the transforms (1-channel layers gather taps)
+# Below these the transforms cost more than the products they save (1 thread, against im2col): 8->8
+# channels ran 1.2-1.75x slower (3x3 filters on 64x14x14) and even (5x5); 16->16 3x3 on 32x32x32 ran
+# 0.8-0.9x, LeNet's 16->32 5x5 ~0.7x, deep-MNIST's 32->64 ~0.55x. With few tiles (4 images of 7x7:
+# 16 sgemm rows) the sgemms are too short and the filter transform dominates (2-2.7x slower).
+MIN_CHANNELS = 16
+MIN_ROWS = 64  # tiles x images
 # Images per chunk: one chunk's transformed tiles (and sgemm products) stay within this many bytes, so
 # they are still in cache when the output transform reads them. On one thread, deep-MNIST's 32->64
 # layer (8 images a chunk at 2 MB) took 5.9/7.2/6.7 ms (forward/input/filter gradient) against
@@ -128,10 +134,13 @@ def _solve(rows: list[list[Fraction]], rhs: list[Fraction], n: int) -> list[Frac
 
 def applies(dtype: np.dtype, x_shape: tuple[int, ...], filter_shape: tuple[int, ...], strides: Pair,
             dilations: Pair) -> bool:
-    """Whether a convolution of this geometry runs here: float32, stride 1, no dilation, 3x3/5x5, >= 8 channels."""
+    """Whether a convolution of this geometry runs here: float32, stride 1, no dilation, a 3x3 or 5x5 filter,
+    >= MIN_CHANNELS channels in and out, and >= MIN_ROWS tiles over the batch."""
+    n, h, w = x_shape[:3]
     kh, kw, c, co = filter_shape
+    tiles = -(-h // TILE) * -(-w // TILE) * n
     return (np.dtype(dtype) == np.float32 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
-            and kh == kw and kh in FILTERS and min(c, co) >= MIN_CHANNELS and x_shape[0] > 0)
+            and kh == kw and kh in FILTERS and min(c, co) >= MIN_CHANNELS and tiles >= MIN_ROWS)
 
 
 @njit(cache=True)
