@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -56,6 +57,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.philox:_box_muller_loop": (f"UniTuple({_F4_1}, 2)({_F4_1}, {_F4_1})",),
 }
 
+_lock = threading.Lock()
 _SCALAR_KEYS = {bool: "|b1", np.bool_: "|b1", int: "<i8", np.int64: "<i8", np.int32: "<i4",
                 float: "<f8", np.float64: "<f8", np.float32: "<f4"}
 
@@ -114,7 +116,8 @@ def _loaded() -> dict[str, dict[tuple, Callable]]:
     without a module (or with TFTK_AOT_KERNELS=0, which makes every kernel go through Numba)."""
     if os.environ.get("TFTK_AOT_KERNELS", "1") == "0":
         return {}
-    return load(kernel_dir(), module_name())
+    with _lock:  # the sessions of a model server may all make their first kernel call at once
+        return load(kernel_dir(), module_name())
 
 
 @functools.cache

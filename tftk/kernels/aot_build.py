@@ -68,10 +68,12 @@ def build(directory: Path | None = None, verbose: bool = False) -> Path:
 
 def _kernel(kernel_name: str) -> Any:
     """The `Kernel` named "module:qualname" (and with it the function and its options)."""
-    module_name, qualname = kernel_name.split(":")
-    kernel = getattr(importlib.import_module(module_name), qualname)
-    if not hasattr(kernel, "py_func") or not hasattr(kernel, "options"):
-        raise TypeError(f"{kernel_name} is not a tftk.kernels.jit kernel")
+    from tftk.kernels import jit
+
+    importlib.import_module(kernel_name.split(":")[0])
+    kernel = jit.registered(kernel_name)
+    if kernel is None:
+        raise LookupError(f"{kernel_name} (in tftk.kernels.aot.SIGNATURES) is not a tftk.kernels.jit kernel")
     return kernel
 
 

@@ -31,10 +31,11 @@ from typing import Any, Callable
 
 from tftk.kernels import aot
 
-__all__ = ["njit", "prange", "Kernel"]
+__all__ = ["njit", "prange", "Kernel", "registered"]
 
 _warned = False
 _lock = threading.Lock()
+_registry: dict[str, "Kernel"] = {}  # "module:qualname" -> its Kernel (what the AOT build compiles)
 
 
 def prange(*args: int) -> range:
@@ -52,8 +53,10 @@ class Kernel:
         self.__qualname__ = py_func.__qualname__
         self.__module__ = py_func.__module__
         self.__doc__ = py_func.__doc__
+        self.name = f"{py_func.__module__}:{py_func.__qualname__}"
         self._dispatcher: Any = None
         self._call: Callable = self._first_call
+        _registry[self.name] = self
 
     def __call__(self, *args: Any) -> Any:
         return self._call(*args)
@@ -65,7 +68,7 @@ class Kernel:
         return self.__qualname__
 
     def _first_call(self, *args: Any) -> Any:
-        compiled = aot.exports(f"{self.__module__}:{self.__qualname__}")
+        compiled = aot.exports(self.name)
         if compiled:
             def call(*args: Any) -> Any:
                 function = compiled.get(aot.signature_key(args))
@@ -100,6 +103,12 @@ class Kernel:
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.dispatcher, name)
+
+
+def registered(name: str) -> Kernel | None:
+    """The kernel named "module:qualname" (its module imported), even once its module name points
+    at Numba's dispatcher."""
+    return _registry.get(name)
 
 
 def njit(*args: Any, **options: Any) -> Any:
