@@ -9,7 +9,7 @@ from tftk.client import threads
 def machine(monkeypatch):
     """A fake 2-core machine whose count of other runnable tasks the test sets."""
     state = {"others": 0}
-    monkeypatch.setattr(threads, "_cores", lambda: 2)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
     monkeypatch.setattr(threads, "_others_running", lambda: state["others"])
     monkeypatch.setattr(threads, "_state", {"at": -1.0, "others": 0.0})
     monkeypatch.setattr(threads, "SAMPLE_SECONDS", 0.0)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["effective_threads", "StepTimes", "step_threads"]
+__all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores"]
 
 SAMPLE_SECONDS = 0.1
 RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured again
@@ -39,7 +39,8 @@ _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy 
 _state = {"at": -1.0, "others": 0.0}
 
 
-def _cores() -> int:
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; all the machine's where that is unknown)."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -75,7 +76,7 @@ def _others_running() -> float | None:
 
 def effective_threads(bound: int) -> int:
     """Threads for the next step: `bound` (0 = all cores) less the cores other work is using now."""
-    cores = _cores()
+    cores = usable_cores()
     want = cores if bound <= 0 else bound
     if want <= 1 or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
         return want
