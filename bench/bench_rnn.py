@@ -5,7 +5,9 @@
                               [--repeats 7]
 
 One row per cell x mode (static_rnn / dynamic_rnn) x threads x busy: the median ms of one training
-step in each framework and the ratio tftk / TF. The model is the MNIST-as-sequence one (28 steps of
+step in each framework and the ratio tftk / TF, and the ratio of the CPU time the two processes
+spent per step (all their threads): on a loaded machine the wall ratio measures the CPU share each
+got as much as its kernels, the CPU ratio only the work done. The model is the MNIST-as-sequence one (28 steps of
 28 inputs, batch 128, 128 units, the last output through a dense 128x10, softmax cross-entropy,
 Adam 1e-3); the same TF1 program runs in both. TF 2.21 ships the TF1 cells only as
 `tensorflow.python.keras.layers.legacy_rnn.rnn_cell_impl` (its `tf.nn.rnn_cell` needs Keras 2),
@@ -120,10 +122,11 @@ def worker(framework: str, rows: list[str], threads: int) -> None:
     for line in sys.stdin:
         row, n = line.split()
         sess, train_op, feeds, _ = steps[row]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for i in range(int(n)):
             sess.run(train_op, feeds[i % N_BATCHES])
-        print(json.dumps({"seconds": (time.perf_counter() - start) / int(n)}), flush=True)
+        print(json.dumps({"seconds": (time.perf_counter() - start) / int(n),
+                          "cpu": (time.process_time() - cpu) / int(n)}), flush=True)
 
 
 def start(python: str, framework: str, rows: list[str], threads: int):
@@ -135,10 +138,11 @@ def start(python: str, framework: str, rows: list[str], threads: int):
     return proc
 
 
-def ask_row(proc, row: str, n: int) -> float:
+def ask_row(proc, row: str, n: int) -> dict:
+    """Time n steps of `row` in a worker: {"seconds": wall per step, "cpu": process CPU per step}."""
     proc.stdin.write(f"{row} {n}\n")
     proc.stdin.flush()
-    return json.loads(proc.stdout.readline())["seconds"]
+    return json.loads(proc.stdout.readline())
 
 
 def uptime() -> str:
@@ -170,17 +174,18 @@ def main() -> None:
                 spinners = busy_loops(busy)
                 try:
                     for row in rows:
-                        probe = max(ask_row(p, row, 2) for p in workers.values())
+                        probe = max(ask_row(p, row, 2)["seconds"] for p in workers.values())
                         n = max(2, int(args.seconds / probe))
                         times = {name: [] for name in workers}
                         for _ in range(args.repeats):
                             for name, proc in workers.items():
                                 times[name].append(ask_row(proc, row, n))
-                        med = {name: statistics.median(t) * 1e3 for name, t in times.items()}
-                        table.append((row, threads, busy, med["tftk"], med["tensorflow"]))
+                        med = {name: statistics.median(t["seconds"] for t in ts) * 1e3 for name, ts in times.items()}
+                        cpu = {name: statistics.median(t["cpu"] for t in ts) for name, ts in times.items()}
+                        table.append((row, threads, busy, med["tftk"], med["tensorflow"], cpu["tftk"] / cpu["tensorflow"]))
                         print(f"  {row:<24}{threads:>3} thr {busy:>2} busy  tftk {med['tftk']:8.2f} ms"
-                              f"  TF {med['tensorflow']:8.2f} ms  ratio {med['tftk'] / med['tensorflow']:.2f}",
-                              flush=True)
+                              f"  TF {med['tensorflow']:8.2f} ms  ratio {med['tftk'] / med['tensorflow']:.2f}"
+                              f"  CPU ratio {table[-1][5]:.2f}", flush=True)
                 finally:
                     for spinner in spinners:
                         spinner.kill()
@@ -191,10 +196,10 @@ def main() -> None:
                 proc.wait()
     print(f"uptime after: {uptime()}")
     print(f"\nms per training step, median of {args.repeats} interleaved rounds (ratio = tftk / TF)")
-    print(f"| {'cell/mode':<24} | threads | busy | {'tftk':>8} | {'TF':>8} | ratio |")
-    print(f"|{'-' * 26}|---------|------|{'-' * 10}|{'-' * 10}|-------|")
-    for row, threads, busy, ours, theirs in table:
-        print(f"| {row:<24} | {threads:>7} | {busy:>4} | {ours:8.2f} | {theirs:8.2f} | {ours / theirs:5.2f} |")
+    print(f"| {'cell/mode':<24} | threads | busy | {'tftk':>8} | {'TF':>8} | ratio | CPU ratio |")
+    print(f"|{'-' * 26}|---------|------|{'-' * 10}|{'-' * 10}|-------|-----------|")
+    for row, threads, busy, ours, theirs, cpu in table:
+        print(f"| {row:<24} | {threads:>7} | {busy:>4} | {ours:8.2f} | {theirs:8.2f} | {ours / theirs:5.2f} | {cpu:9.2f} |")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from hpsearch.records import TrialRecord, apply_event, ranked
 from hpsearch.sampling import Sampler, sample_config, to_json_config, trial_seed
 from hpsearch.scheduler import Job, Scheduler
 from hpsearch.trial import TrialFunction, TrialOutcome, TrialTask, function_path
+from tftk.client.threads import usable_cores
 from tftk.user_input import UserInputError
 
 __all__ = ["SearchResult", "SearchSpec", "Execution", "run_search", "plan_brackets", "capped_workers", "JOURNAL_NAME"]
@@ -139,7 +140,7 @@ def run_search(trial_fn: TrialFunction | str, sampler: Sampler | None, search_di
     if trial_timeout is not None and not 0 < trial_timeout < float("inf"):
         raise UserInputError(f"trial_timeout must be a positive number of seconds, got {trial_timeout!r}")
     if execution.backend == "local":
-        nb_process = capped_workers(nb_process, sum(b.n_configs for b in brackets), os.cpu_count() or 1, out)
+        nb_process = capped_workers(nb_process, sum(b.n_configs for b in brackets), usable_cores(), out)
 
     def config_of(job: Job) -> dict:
         if algorithm == "grid":
@@ -181,8 +182,15 @@ def capped_workers(nb_process: int, trials: int, cores: int, out: IO[str]) -> in
     return workers
 
 
+def worker_threads(workers: int, cores: int) -> int:
+    """Each local worker's thread budget: cores // workers, at least 1 (with workers <= cores from
+    capped_workers, workers x threads <= cores). Trials read it from TFTK_NUM_THREADS, and a trial
+    config asking for more threads is cut to it (tftk.training_loop.train_to)."""
+    return max(1, cores // workers)
+
+
 def _make_pool(backend: str, address: str | None, nb_process: int, trial_timeout: float | None):
-    threads = max(1, (os.cpu_count() or 1) // nb_process)
+    threads = worker_threads(nb_process, usable_cores())
     if backend == "local":
         from hpsearch.local_pool import LocalPool
 

@@ -157,6 +157,14 @@ def train_run(config: RunConfig, *, force: bool = False, update_best: bool = Tru
                        outcome["signal"])
 
 
+def trial_threads(asked: int, budget: int) -> int:
+    """A trial's thread count: what its config asks (0: all cores), never more than the worker's
+    budget (0: none)."""
+    if budget <= 0:
+        return asked
+    return budget if asked <= 0 else min(asked, budget)
+
+
 def train_to(config: RunConfig | Mapping[str, Any], max_iter: int, result_dir: str | Path, seed: int | None = None,
              *, log: Callable[[str], None] | None = None) -> float:
     """Train `config` up to `max_iter` steps in `result_dir` (restoring its checkpoint if any); the metric.
@@ -164,7 +172,8 @@ def train_to(config: RunConfig | Mapping[str, Any], max_iter: int, result_dir: s
     `config` is a RunConfig or a mapping of run-config fields, where dotted keys (`model.hidden1`,
     as `get_random_config` returns them) set fields of the model section. The returned value is
     the config's ranking metric, negated when lower is better, so that higher is always better.
-    Threads: config.threads, else the TFTK_NUM_THREADS environment variable (set by hpsearch).
+    Threads: config.threads, at most the TFTK_NUM_THREADS budget where hpsearch set one (its workers
+    x threads fit the cores: a trial asking for more would oversubscribe them), the budget when unset.
     """
     from models import model_schema
 
@@ -172,8 +181,7 @@ def train_to(config: RunConfig | Mapping[str, Any], max_iter: int, result_dir: s
     data.update(max_iter=int(max_iter), result_dir=str(result_dir), best=False, debug=False, name=None)
     if seed is not None:
         data["random_seed"] = int(seed)
-    if not data.get("threads"):
-        data["threads"] = int(os.environ.get("TFTK_NUM_THREADS", "0") or 0)
+    data["threads"] = trial_threads(int(data.get("threads") or 0), int(os.environ.get("TFTK_NUM_THREADS", "0") or 0))
     resolved = validate_config(data, model_schema, "trial config")
     result = train_run(resolved, update_best=False, log=log or (lambda line: None))
     if result.interrupted:  # stopped by a signal after saving: not a result, the search resumes it later

@@ -9,7 +9,7 @@ from tftk.client import threads
 def machine(monkeypatch):
     """A fake 2-core machine whose count of other runnable tasks the test sets."""
     state = {"others": 0}
-    monkeypatch.setattr(threads, "_cores", lambda: 2)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
     monkeypatch.setattr(threads, "_others_running", lambda: state["others"])
     monkeypatch.setattr(threads, "_state", {"at": -1.0, "others": 0.0})
     monkeypatch.setattr(threads, "SAMPLE_SECONDS", 0.0)
@@ -53,3 +53,71 @@ def test_own_threads_are_not_counted_as_other_work():
     assert threads._own_running() >= 1
     others = threads._others_running()
     assert others is None or others >= 0
+
+
+def run_steps(times, plan_seconds, clock, steps, free=2):
+    """Run `steps` steps of a plan whose step takes plan_seconds[threads]; the thread counts used."""
+    used = []
+    for _ in range(steps):
+        threads = times.choose(free, clock[0])
+        clock[0] += plan_seconds[threads]
+        times.record(threads, plan_seconds[threads], clock[0])
+        used.append(threads)
+    return used
+
+
+@pytest.mark.parametrize("plan_seconds, settles_on", [
+    ({1: 0.080, 2: 0.050}, 2),  # a quiet machine: two threads win
+    ({1: 0.080, 2: 1.500}, 1),  # two threads collapse (a neighbour the run queue does not show)
+])
+def test_the_measured_faster_count_runs(plan_seconds, settles_on):
+    times, clock = threads.StepTimes(), [0.0]
+    used = run_steps(times, plan_seconds, clock, 40)
+    assert used[:3] == [2, 2, 1]  # first run (compiling, not counted), a measured 2-thread step, one 1-thread step
+    assert used[3:].count(settles_on) >= 0.8 * len(used[3:])
+
+
+def test_the_losing_count_is_retried_less_and_less_often():
+    times, clock = threads.StepTimes(), [0.0]
+    run_steps(times, {1: 0.080, 2: 1.500}, clock, 3)
+    used = run_steps(times, {1: 0.080, 2: 1.500}, clock, 800)
+    retries = [i for i, n in enumerate(used) if n == 2]
+    gaps = [b - a for a, b in zip(retries, retries[1:])]
+    assert gaps == sorted(gaps) and gaps[-1] > 4 * gaps[0]
+    assert times.wait == threads.RETRY_MAX_SECONDS
+
+
+def test_a_recovered_count_is_found_again():
+    times, clock = threads.StepTimes(), [0.0]
+    run_steps(times, {1: 0.080, 2: 1.500}, clock, 200)  # contention: one thread runs
+    used = run_steps(times, {1: 0.080, 2: 0.050}, clock, 400)  # the neighbour left
+    first = used.index(2)
+    assert first * 0.080 <= threads.RETRY_MAX_SECONDS  # retried within the longest wait
+    assert used[first:].count(2) >= 0.95 * len(used[first:])  # then two threads, one retried now and then
+
+
+@pytest.mark.parametrize("others, adaptive, expected", [
+    (1, "1", 1),  # the run queue says busy: one thread whatever was measured
+    (0, "1", 1),  # quiet run queue, but one thread measured faster
+    (0, "0", 2),  # adjustment off: the bound
+])
+def test_step_threads_combines_run_queue_and_measurement(machine, monkeypatch, others, adaptive, expected):
+    monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", adaptive)
+    machine["others"] = others
+    times = threads.StepTimes()
+    for n, seconds in ((2, 1.0), (2, 1.0), (1, 0.1)):
+        times.record(n, seconds, 0.0)
+    times.retry_at = float("inf")
+    assert threads.step_threads(2, times) == expected
+
+
+def test_a_session_measures_its_plans():
+    import numpy as np
+    import tftk as tf
+    x = tf.placeholder(tf.float32, [4, 4])
+    y = tf.matmul(x, x)
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+        for _ in range(3):
+            sess.run(y, {x: np.eye(4, dtype=np.float32)})
+        (times,) = sess._step_times.values()
+        assert times.runs == 3 and set(times.seconds) == {1}

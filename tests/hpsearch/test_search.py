@@ -18,6 +18,7 @@ from hpsearch.journal import read_journal
 from hpsearch.sampling import sample_config
 from tftk.user_input import UserInputError
 import hpsearch_toys as toys
+from tftk.client.threads import usable_cores
 
 HERE = Path(__file__).parent
 
@@ -44,7 +45,7 @@ def test_async_hyperband_with_two_processes(tmp_path):
         resources = [int(r[1]) for r in runs if r[0] == trial]
         assert [r[2] for r in runs if r[0] == trial] == [f"from={x}" for x in [0] + resources[:-1]]
     assert {json.loads((tmp_path / "trials" / r[0] / toys.CHECKPOINT).read_text())["threads"]
-            for r in runs if (tmp_path / "trials" / r[0] / toys.CHECKPOINT).exists()} == {str(max(1, os.cpu_count() // 2))}
+            for r in runs if (tmp_path / "trials" / r[0] / toys.CHECKPOINT).exists()} == {str(max(1, usable_cores() // 2))}
     pruned = {e["trial"] for e in events(tmp_path, "pruned")}
     assert len(pruned) == 17 - 5  # all but the five trials that reached R=9
     for trial in pruned:

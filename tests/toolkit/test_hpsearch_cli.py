@@ -21,6 +21,7 @@ from tftk.cli import app
 from tftk.runs import load_best_config
 from tftk.search import SEARCH_FILE, SearchSettings, start_search
 from tests.toolkit import hpsearch_trials
+from tftk.client.threads import usable_cores
 
 ROOT = Path(__file__).resolve().parents[2]
 TFTK = shutil.which("tftk", path=str(Path(sys.executable).parent)) or shutil.which("tftk")
@@ -70,7 +71,7 @@ def test_each_trial_is_a_run_folder_with_its_share_of_the_cores(searched):
         path = search_dir / "trials" / start["trial"] / "config.yaml"
         if path.exists():  # pruned trials keep only their events
             saved = yaml.safe_load(path.read_text())
-            assert saved["threads"] == max(1, os.cpu_count() // 2)
+            assert saved["threads"] == max(1, usable_cores() // 2)
             assert saved["random_seed"] == start["seed"] and saved["lr"] == start["config"]["lr"]
     kept = [p for p in (search_dir / "trials").iterdir() if (p / "checkpoint").exists()]
     assert sorted(p.name for p in kept) == sorted({e["trial"] for e in events(search_dir, "result") if e["resource"] == 9})

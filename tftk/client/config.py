@@ -6,7 +6,10 @@ import os
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tftk.client.threads import StepTimes
 
 __all__ = ["ConfigProto", "GPUOptions", "GraphOptions", "OptimizerOptions", "apply_thread_limits"]
 
@@ -57,19 +60,20 @@ _blas_limiter: Any = None
 _applied: dict[int, tuple[int, bool]] = {}
 
 
-def apply_thread_limits(threads: int) -> None:
+def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> int:
     """Bound BLAS and Numba for the calling thread to `threads` threads (0: the environment's or all
-    cores), fewer while other processes hold cores (`tftk.client.threads`)."""
-    from tftk.client.threads import effective_threads
+    cores), fewer while other processes hold cores or while `step_times` (the plan's measured
+    steps) says one thread runs it faster (`tftk.client.threads`); returns the count applied."""
+    from tftk.client.threads import step_threads
     if threads <= 0:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
     bound = threads
-    threads = effective_threads(threads)
+    threads = step_threads(threads, step_times)
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
     # limits were set: the next run then bounds its threads too.
     numba_loaded = "numba" in sys.modules
     if _applied.get(threading.get_ident()) == (threads, numba_loaded):
-        return
+        return threads
     global _blas_limiter
     from threadpoolctl import threadpool_limits  # cheap, but only when a limit is asked for
     _blas_limiter = threadpool_limits(limits=threads, user_api="blas")
@@ -79,3 +83,4 @@ def apply_thread_limits(threads: int) -> None:
     elif bound > 0:
         os.environ["NUMBA_NUM_THREADS"] = str(bound)  # read when numba is first imported
     _applied[threading.get_ident()] = (threads, numba_loaded)
+    return threads

@@ -12,6 +12,7 @@ import numpy as np
 from tftk.client import executor
 from tftk.client.allocator import keep_freed_buffers
 from tftk.client.config import ConfigProto, apply_thread_limits
+from tftk.client.threads import StepTimes
 from tftk.framework import errors, nest
 from tftk.framework.ops import (Graph, Operation, Tensor, _default_session_stack,
                                 get_default_graph)
@@ -76,6 +77,7 @@ class BaseSession:
             self._context.timeout_secs = self._config.operation_timeout_in_ms / 1000
         self._target = target
         self._plans: dict[Any, executor.Plan] = {}
+        self._step_times: dict[int, StepTimes] = {}  # id of a cached plan -> its measured steps
         self._plans_version = self._graph.version
         self._closed = False
         self._placed: set[Operation] = set()
@@ -101,6 +103,7 @@ class BaseSession:
         self._closed = True
         self._context.closed.set()
         self._plans.clear()
+        self._step_times.clear()
         self._context.boxes.clear()
         self._context.close()
 
@@ -134,12 +137,17 @@ class BaseSession:
 
     def _execute(self, plan: executor.Plan, feed_values: list[np.ndarray], run_metadata: Any = None) -> Any:
         """The plan's outputs for checked feed values (traced into `run_metadata` when given); a kernel's
-        error raised as TF's, naming the op."""
-        apply_thread_limits(self._config.intra_op_parallelism_threads)
+        error raised as TF's, naming the op. Untraced steps are timed for the thread policy."""
+        step_times = None if run_metadata is not None else self._step_times.setdefault(id(plan), StepTimes())
+        threads = apply_thread_limits(self._config.intra_op_parallelism_threads, step_times)
         try:
             if run_metadata is not None:
                 return executor.run_traced(plan, feed_values, run_metadata_recorder(run_metadata))
-            return plan.function(*feed_values)
+            start = time.monotonic()
+            outputs = plan.function(*feed_values)
+            end = time.monotonic()
+            step_times.record(threads, end - start, end)
+            return outputs
         except errors.OpError as exc:
             if exc.op is None:
                 exc.op = executor.failing_op(plan, exc)
@@ -161,6 +169,7 @@ class BaseSession:
     def _plan(self, fetches: tuple, targets: tuple, feeds: tuple, fuse: bool = True) -> executor.Plan:
         if self._graph.version != self._plans_version:
             self._plans.clear()
+            self._step_times.clear()
             self._plans_version = self._graph.version
         key = (fetches, targets, feeds, fuse)
         plan = self._plans.get(key)

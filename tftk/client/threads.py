@@ -1,4 +1,5 @@
-"""How many threads a step's kernels use: the session's bound, lowered while other work holds cores.
+"""How many threads a step's kernels use: the session's bound, lowered while other work holds cores
+or while the step is measured to run faster on one thread.
 
 BLAS splits every product above a small size across its threads, and each call ends in a barrier:
 when another process takes one of two cores, half of every call waits for a descheduled thread, a
@@ -8,7 +9,20 @@ from 0.69 to 2.6 s, while TF's work-stealing pool degrades gracefully. So before
 session counts the runnable tasks that are not its own (`/proc/loadavg` minus this process's
 running threads, smoothed over samples at most every `SAMPLE_SECONDS`) and gives BLAS and Numba
 ``min(bound, cores - others)`` threads, at least 1; on a quiet machine nothing changes.
-`TFTK_ADAPTIVE_THREADS=0` turns the adjustment off (the bound is then used as given).
+
+The count of runnable tasks is a guess: a neighbour that only bursts, a CPU quota, or a machine
+loaded by short jobs can leave it low while a 2-thread step still collapses (on the shared 2-core
+machine at load ~10, an LSTM step took 77 ms on 1 thread, 1.5 s on 2, and 105 ms with the guess
+alone). So each plan also keeps its measured step time per thread count (`StepTimes`): the count
+with the lower time runs, and the other is measured again after a wait that doubles while it keeps
+losing (`RETRY_SECONDS` up to `RETRY_MAX_SECONDS`), so a 2-thread step that collapses is retried
+rarely, and one that recovers is found again within seconds. The first run of a plan (compilation)
+is not counted. Tried and not kept: OpenBLAS's `OPENBLAS_THREAD_TIMEOUT=4` (threads sleep at once
+instead of spinning; no better under contention), and splitting each product across two Python
+threads that take row blocks in turn (no collapse under contention, but on a quiet machine
+1.0-1.1x one thread's speed where OpenBLAS's two threads give 1.1-1.9x).
+
+`TFTK_ADAPTIVE_THREADS=0` turns both adjustments off (the bound is then used as given).
 """
 
 from __future__ import annotations
@@ -16,14 +30,17 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["effective_threads"]
+__all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores"]
 
 SAMPLE_SECONDS = 0.1
+RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured again
+RETRY_MAX_SECONDS = 16.0
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state = {"at": -1.0, "others": 0.0}
 
 
-def _cores() -> int:
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; all the machine's where that is unknown)."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -59,7 +76,7 @@ def _others_running() -> float | None:
 
 def effective_threads(bound: int) -> int:
     """Threads for the next step: `bound` (0 = all cores) less the cores other work is using now."""
-    cores = _cores()
+    cores = usable_cores()
     want = cores if bound <= 0 else bound
     if want <= 1 or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
         return want
@@ -71,3 +88,52 @@ def effective_threads(bound: int) -> int:
             _state["others"] = sample if first else _SMOOTHING * sample + (1 - _SMOOTHING) * _state["others"]
         _state["at"] = now
     return max(1, min(want, int(cores - _state["others"] + 0.5)))
+
+
+class StepTimes:
+    """One plan's step time per thread count (a running mean of its recent steps), and when the
+    count that lost the comparison is measured again."""
+
+    _WEIGHT = 0.5  # of the newest step in the running mean
+
+    def __init__(self) -> None:
+        self.seconds: dict[int, float] = {}
+        self.runs = 0
+        self.wait = RETRY_SECONDS
+        self.retry_at = 0.0
+        self.probing: int | None = None  # the losing count being measured again in this step
+
+    def choose(self, free: int, now: float) -> int:
+        """`free` (> 1) threads or 1: whichever ran the plan faster, the other when its retry is due."""
+        if self.runs < 2 or free not in self.seconds:
+            return free
+        if 1 not in self.seconds:
+            return 1  # measure one thread once
+        best, other = (free, 1) if self.seconds[free] <= self.seconds[1] else (1, free)
+        if now < self.retry_at:
+            return best
+        self.retry_at = now + self.wait  # until record() sets it from the probe's outcome
+        self.probing = other
+        return other
+
+    def record(self, threads: int, seconds: float, now: float) -> None:
+        """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not)."""
+        self.runs += 1
+        if self.runs == 1:
+            return
+        old = self.seconds.get(threads)
+        probe, self.probing = self.probing == threads, None
+        self.seconds[threads] = seconds if old is None or probe else self._WEIGHT * seconds + (1 - self._WEIGHT) * old
+        if probe:  # a win resets the wait, a loss doubles it
+            won = all(seconds <= t for n, t in self.seconds.items() if n != threads)
+            self.wait = RETRY_SECONDS if won else min(self.wait * 2, RETRY_MAX_SECONDS)
+            self.retry_at = now + self.wait
+
+
+def step_threads(bound: int, times: StepTimes | None = None) -> int:
+    """Threads for the next run of a plan: `effective_threads(bound)`, or 1 where `times` (the plan's
+    measured steps) says one thread runs it faster now."""
+    free = effective_threads(bound)
+    if free <= 1 or times is None or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
+        return free
+    return times.choose(free, time.monotonic())
