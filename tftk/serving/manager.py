@@ -136,6 +136,15 @@ class ServedModel:
     @contextmanager
     def acquire(self, version: int | None = None, label: str | None = None) -> Iterator[Servable]:
         """The servable for `version`, `label` or the newest loaded version, held until the block ends."""
+        entry = self.checkout(version, label)
+        try:
+            yield entry.servable
+        finally:
+            self.release(entry)
+
+    def checkout(self, version: int | None = None, label: str | None = None) -> _Loaded:
+        """`acquire` without a context manager (for a request finished in a callback): the entry whose
+        `servable` the caller uses until it calls `release(entry)`, exactly once."""
         with self._lock:
             if label:
                 if label not in self.labels:
@@ -149,14 +158,15 @@ class ServedModel:
             if entry is None:
                 raise NotFound(f"Servable not found for request: Specific({self.name}, {version})")
             entry.refs += 1
-        try:
-            yield entry.servable
-        finally:
-            with self._lock:
-                entry.refs -= 1
-                close = entry.retired and entry.refs == 0
-            if close:
-                entry.servable.close()
+        return entry
+
+    def release(self, entry: _Loaded) -> None:
+        """End a `checkout`: the version closes now if it was retired meanwhile and this was its last user."""
+        with self._lock:
+            entry.refs -= 1
+            close = entry.retired and entry.refs == 0
+        if close:
+            entry.servable.close()
 
     def versions(self) -> list[int]:
         """The versions in service, oldest first."""

@@ -19,7 +19,6 @@ import logging
 import re
 import time
 from concurrent.futures import Executor, Future
-from contextlib import ExitStack
 from typing import Any
 
 from tftk.serving import json_codec, stage_times
@@ -163,9 +162,10 @@ class RestApp:
         signature_name = request.get("signature_name", "")
         if not isinstance(signature_name, str):
             raise RequestError('"signature_name" must be a string')
-        held = ExitStack()
+        model = self.api.manager.get(ref.name)
+        held = model.checkout(ref.version, ref.label)
         try:
-            servable = held.enter_context(self.api.manager.get(ref.name).acquire(ref.version, ref.label))
+            servable = held.servable
             _, signature = servable.signature(signature_name)
             stage_times.switch("json_decode")
             inputs, rows = json_inputs(request, signature)
@@ -183,18 +183,20 @@ class RestApp:
                 stage_times.switch("session_run")
                 outputs = servable.try_run(call.signature_name, call.inputs, call.keys) if small else None
                 if outputs is not None:
-                    held.close()
+                    model.release(held)
                     stage_times.switch("json_encode")
                     return _json_response({**json_outputs(outputs, rows), "model_spec": spec})
                 future = self.executor.submit(servable.run, call.signature_name, call.inputs, call.keys)
         except BaseException:
-            held.close()
+            model.release(held)
             raise
 
         def finish(done: Future) -> Response:
             stage_times.switch("json_encode")
-            with held:
+            try:
                 return _json_response({**json_outputs(done.result(), rows), "model_spec": spec})
+            finally:
+                model.release(held)
         return Pending(future, finish)
 
 

@@ -122,9 +122,9 @@ class Servable:
 
     def check_inputs(self, signature: Signature, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Inputs converted to the signature's dtypes; RequestError for a missing, extra or misshapen one."""
-        missing = sorted(set(signature.inputs) - set(inputs))
-        extra = sorted(set(inputs) - set(signature.inputs))
-        if missing or extra:
+        if inputs.keys() != signature.inputs.keys():
+            missing = sorted(set(signature.inputs) - set(inputs))
+            extra = sorted(set(inputs) - set(signature.inputs))
             raise RequestError(f"signature inputs are {sorted(signature.inputs)}; "
                                + (f"missing {missing}" if missing else f"unknown {extra}"))
         return {key: spec.check(key, np.asarray(inputs[key])) for key, spec in signature.inputs.items()}
