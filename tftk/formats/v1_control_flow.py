@@ -170,7 +170,9 @@ class Frames:
             exits = loop.build(resolve, control, build_node)
             self._built[key] = _FrameScope(loop, {f"{s}:0": t for s, t in exits.items()}, resolve, control,
                                            build_node, after_loop=True)
-        return self._built[key].tensor(exit_node.input[0])
+        value = self._built[key].tensor(exit_node.input[0])
+        with guard_scope(value.graph, value.op.guard):  # named as the Exit, which users fetch (a final state)
+            return make_op("Identity", [value], value.dtype, value.shape, exit_node.name)
 
 
 class _Loop:
