@@ -14,8 +14,10 @@ false/true, and a Merge taking whichever branch ran. tftk's cond records ops und
 (pred, taken): a Switch output becomes an Identity under its branch's guard, every node inherits
 the deepest guard of its inputs, and a Merge of the two branches becomes tftk's Merge(pred, t, f).
 
-Anything else (a Merge of three inputs, a loop Switch used outside its loop, a node reading a
-frame's inside from outside) is an UnsupportedNodeError naming the node.
+The gradient loops `tf.gradients` added to TF1 graphs are frames like any other; their stacks and
+gradient TensorArrays are rebuilt by stack_import and tensor_array_import. Anything else (a Merge
+of three inputs, a loop Switch used outside its loop, a frame with two LoopConds, an Exit outside
+any frame) is an UnsupportedNodeError naming the node.
 """
 
 from __future__ import annotations
