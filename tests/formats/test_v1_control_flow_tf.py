@@ -49,6 +49,14 @@ CASES = {
     "gradient_of_tensor_array_loop": "ta = tf.TensorArray(tf.float32, size=3).unstack(x)\n"
                                      "acc = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * ta.read(i) + 1.0), "
                                      "[0, tf.ones([4])])[1]\nout = tf.gradients(tf.reduce_sum(acc), x)",
+    "bidirectional_gru": "seq = tf.reshape(x, [3, 2, 2])\n"
+                         "(fw, bw), _ = tf.nn.bidirectional_dynamic_rnn(tf.nn.rnn_cell.GRUCell(3), "
+                         "tf.nn.rnn_cell.GRUCell(3), seq, sequence_length=[2, 1, 2], dtype=tf.float32)\n"
+                         "out = [fw, bw]",
+    "stacked_lstm_final_state": "seq = tf.reshape(x, [3, 2, 2])\ncell = tf.nn.rnn_cell.MultiRNNCell("
+                                "[tf.nn.rnn_cell.LSTMCell(4), tf.nn.rnn_cell.LSTMCell(2)])\n"
+                                "_, state = tf.nn.dynamic_rnn(cell, seq, dtype=tf.float32)\n"
+                                "out = [state[0].c, state[1].h]",
     "gradient_of_scan": "out = tf.gradients(tf.reduce_sum(tf.scan(lambda acc, row: acc * row + 1.0, x)), x)",
 }
 
@@ -67,6 +75,7 @@ for name, code in cases.items():
         outs = scope["out"] if isinstance(scope["out"], list) else [scope["out"]]
         outs = [tf.identity(t, name="out_%d" % i) for i, t in enumerate(outs)]
         with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
             values = sess.run(outs, {x: x_value})
             graph_def = tf.graph_util.convert_variables_to_constants(sess, graph.as_graph_def(),
                                                                      [t.op.name for t in outs])

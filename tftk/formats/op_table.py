@@ -445,6 +445,8 @@ BUILDERS: dict[str, Builder] = {
     "Split": lambda x, a, name: array_ops.split(x[1], a["num_split"], axis=_axis(x[0], name), name=name),
     "SplitV": _split_v, "LSTMBlockCellGrad": _lstm_block_cell_grad,
     "SelectV2": lambda x, a, name: index_ops.where_v2(x[0], x[1], x[2], name=name),
+    "ReverseSequence": lambda x, a, name: index_ops.reverse_sequence(x[0], x[1], seq_axis=a["seq_dim"],
+                                                                     batch_axis=a.get("batch_dim", 0), name=name),
     "Transpose": _transpose,
     "Range": lambda x, a, name: sequence_ops.range(x[0], x[1], x[2], dtype=a.get("Tidx"), name=name),
     "All": _reduce(reduction_ops.reduce_all), "Any": _reduce(reduction_ops.reduce_any),

@@ -14,8 +14,10 @@ false/true, and a Merge taking whichever branch ran. tftk's cond records ops und
 (pred, taken): a Switch output becomes an Identity under its branch's guard, every node inherits
 the deepest guard of its inputs, and a Merge of the two branches becomes tftk's Merge(pred, t, f).
 
-Anything else (a Merge of three inputs, a loop Switch used outside its loop, a node reading a
-frame's inside from outside) is an UnsupportedNodeError naming the node.
+The gradient loops `tf.gradients` added to TF1 graphs are frames like any other; their stacks and
+gradient TensorArrays are rebuilt by stack_import and tensor_array_import. Anything else (a Merge
+of three inputs, a loop Switch used outside its loop, a frame with two LoopConds, an Exit outside
+any frame) is an UnsupportedNodeError naming the node.
 """
 
 from __future__ import annotations
@@ -170,7 +172,9 @@ class Frames:
             exits = loop.build(resolve, control, build_node)
             self._built[key] = _FrameScope(loop, {f"{s}:0": t for s, t in exits.items()}, resolve, control,
                                            build_node, after_loop=True)
-        return self._built[key].tensor(exit_node.input[0])
+        value = self._built[key].tensor(exit_node.input[0])
+        with guard_scope(value.graph, value.op.guard):  # named as the Exit, which users fetch (a final state)
+            return make_op("Identity", [value], value.dtype, value.shape, exit_node.name)
 
 
 class _Loop:
