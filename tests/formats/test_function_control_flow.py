@@ -61,6 +61,12 @@ def _nested(x):
     return tf.while_loop(lambda i, y: i < 3, outer, [0, x])[1]
 
 
+def _tensor_array(x):
+    def body(i, ta):
+        return i + 1, ta.write(i, tf.sin(tf.gather(x, i)) * tf.cast(i, tf.float64))
+    return tf.while_loop(lambda i, ta: i < 4, body, [0, tf.TensorArray(tf.float64, size=4)])[1].stack()
+
+
 def _cond(x):
     positive = tf.reduce_sum(x) > 0.0
     inner = lambda: tf.cond(tf.reduce_max(x) > 0.3, lambda: tf.sin(x) * 3.0, lambda: x + tf.constant(2.0, tf.float64))
@@ -89,6 +95,9 @@ PROGRAMS = [
     ("nested_while", _nested, (4, 3), True),
 ]
 IDS = [p[0] for p in PROGRAMS]
+# loops whose bodies hold ops written in tftk's own form (TensorArray's value ops, IndexedSlicesToDense):
+# tftk re-runs them, TensorFlow cannot yet
+TFTK_FORM_PROGRAMS = [("tensor_array", _tensor_array, (4, 3), True)]
 # tftk's conds are written as TF1's Switch/Merge (formats/cond_export); x's sign picks the branches
 COND_PROGRAMS = [(f"{name}_{sign}", build, (4, 3), True, sign)
                  for name, build in [("cond", _cond), ("cond_in_while", _cond_in_while), ("while_in_cond", _while_in_cond)]
@@ -113,7 +122,8 @@ def _build(build, shape, with_gradient, sign=None):
     return graph_def, [t.name for t in fetches], value, expected
 
 
-@pytest.mark.parametrize("name, build, shape, with_gradient", PROGRAMS, ids=IDS)
+@pytest.mark.parametrize("name, build, shape, with_gradient", PROGRAMS + TFTK_FORM_PROGRAMS,
+                         ids=IDS + [p[0] for p in TFTK_FORM_PROGRAMS])
 def test_tftk_reruns_its_functional_while_graphs(name, build, shape, with_gradient):
     graph_def, names, value, expected = _build(build, shape, with_gradient)
     assert "While" in {n.op for n in graph_def.node} and graph_library(graph_def).function
