@@ -300,3 +300,20 @@ def test_a_while_whose_body_is_not_in_the_library_names_it():
     with tf.Graph().as_default(), pytest.raises(ValueError, match="function 'while_while_body' is not in the "
                                                                   "graph's library"):
         tf.import_graph_def(stripped, name="")
+
+
+def test_body_ops_named_like_the_loop_args_keep_their_names():
+    """The function's args (counter, var_0, ...) take names no op of the body has."""
+    def body(i, y):
+        return tf.add(i, 1, name="counter"), tf.multiply(y, 2.0, name="var_1")
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float64, [2], name="x")
+        y = tf.identity(tf.while_loop(lambda i, y: i < 3, body, [0, x])[1], name="y")
+        graph_def = graph.as_graph_def()
+    body_def = next(f for f in graph_library(graph_def).function if f.signature.name.endswith("_body"))
+    assert {"counter", "var_1"} <= {n.name for n in body_def.node_def}
+    assert not {"counter", "var_1"} & {a.name for a in body_def.signature.input_arg}
+    with tf.Graph().as_default():
+        x2, y2 = tf.import_graph_def(graph_def, return_elements=["x:0", "y:0"], name="")
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(y2, {x2: [1.0, 3.0]}), [8.0, 24.0])
