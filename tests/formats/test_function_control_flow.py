@@ -317,3 +317,35 @@ def test_body_ops_named_like_the_loop_args_keep_their_names():
         x2, y2 = tf.import_graph_def(graph_def, return_elements=["x:0", "y:0"], name="")
         with tf.Session() as sess:
             np.testing.assert_array_equal(sess.run(y2, {x2: [1.0, 3.0]}), [8.0, 24.0])
+
+
+@pytest.mark.parametrize("form", ["write_graph", "meta_graph", "saved_model"])
+def test_text_format_files_keep_the_loop_functions(tmp_path, form):
+    """Protobuf's text format drops unknown fields: the library goes through a twin that declares it."""
+    value = _rows((4, 3))
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float64, [None, 3], name="x")
+        y = tf.identity(_while_loop(x), name="y")
+        with tf.Session() as sess:
+            expected = sess.run(y, {x: value})
+            if form == "write_graph":
+                path = tf.train.write_graph(graph, str(tmp_path), "graph.pbtxt", as_text=True)
+            elif form == "meta_graph":
+                path = str(tmp_path / "graph.meta")
+                tf.train.export_meta_graph(path, as_text=True)
+            else:
+                builder = tf.saved_model.builder.SavedModelBuilder(str(tmp_path / "sm"))
+                signature = tf.saved_model.signature_def_utils.predict_signature_def({"x": x}, {"y": y})
+                builder.add_meta_graph_and_variables(sess, ["serve"], {"serving_default": signature})
+                builder.save(as_text=True)
+    text = (Path(path).read_text() if form != "saved_model" else (tmp_path / "sm" / "saved_model.pbtxt").read_text())
+    assert "library {" in text and "while_while_body" in text
+    with tf.Graph().as_default(), tf.Session() as sess:
+        if form == "write_graph":
+            from tftk.proto.tensorflow import parse_text
+            tf.import_graph_def(parse_text(text, GraphDef), name="")
+        elif form == "meta_graph":
+            tf.train.import_meta_graph(path)
+        else:
+            tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "sm"))
+        np.testing.assert_allclose(sess.run("y:0", {"x:0": value}), expected, rtol=1e-12)
