@@ -1,9 +1,11 @@
-"""Files of TF 2's functional control flow (control flow v2) load in tftk: a dynamic_rnn LSTM.
+"""Files of TF 2's functional control flow (control flow v2) load in tftk.
 
-The fixture (tests/fixtures/formats/rnn_v2, made by make_control_flow_v2_fixtures.py with real TF)
-holds a `StatelessWhile` with its cond/body FunctionDefs and TensorLists, and in the .meta the
-gradient's While reading the forward's accumulators (TensorListPopBack). tftk runs the frozen
-graph and the SavedModel to TF's outputs, and resumes training from the .meta with TF's losses.
+The fixtures (tests/fixtures/formats/, made by make_control_flow_v2_fixtures.py with real TF):
+rnn_v2, a dynamic_rnn LSTM: a `StatelessWhile` with its cond/body FunctionDefs and TensorLists,
+and in the .meta the gradient's While reading the forward's accumulators (TensorListPopBack) —
+tftk runs the frozen graph and the SavedModel to TF's outputs and resumes training from the .meta
+with TF's losses; cond_v2, a nested tf.cond as `StatelessIf` and its gradient (Optionals carrying
+the taken branch's intermediates) — the same values as TF for inputs taking either branch.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import tftk as tf
 from tftk.formats.op_table import BUILDERS
 from tftk.proto.tensorflow import GraphDef
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "formats" / "rnn_v2"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "formats"
+FIXTURE = FIXTURES / "rnn_v2"
 # dynamic_rnn's graph outside the loop (transposes, the time range) and its gradient: op builders
 # the TF1 control-flow import adds (formats/op_table.py, branch wave3/cfimport)
-NEEDED = ("Range", "Transpose", "InvertPermutation", "SigmoidGrad", "TanhGrad")
+NEEDED = ("Range", "Transpose", "InvertPermutation", "SigmoidGrad", "TanhGrad", "Sin", "Cos")
 pytestmark = pytest.mark.skipif(not all(op in BUILDERS for op in NEEDED),
                                 reason=f"import builders for {NEEDED} are not in this tree yet")
 
@@ -61,3 +64,16 @@ def test_meta_graph_resumes_training_with_tensorflows_losses(values):
                 sess.run("train", feed)
                 losses.append(sess.run("loss:0", feed))
     np.testing.assert_allclose(losses, values["next_losses"], rtol=2e-5)
+
+
+@pytest.mark.parametrize("sign", ["positive", "negative"])
+def test_functional_cond_and_its_gradient_give_tensorflows_values(sign):
+    cond = np.load(FIXTURES / "cond_v2" / "values.npz")
+    graph_def = GraphDef.FromString((FIXTURES / "cond_v2" / "frozen.pb").read_bytes())
+    assert "StatelessIf" in {n.op for n in graph_def.node}
+    with tf.Graph().as_default():
+        x, y, grad = tf.import_graph_def(graph_def, return_elements=["x:0", "y:0", "grad:0"], name="")
+        with tf.Session() as sess:
+            got = sess.run([y, grad], {x: cond[f"x_{sign}"]})
+    np.testing.assert_allclose(got[0], cond[f"y_{sign}"], rtol=1e-12)
+    np.testing.assert_allclose(got[1], cond[f"grad_{sign}"], rtol=1e-12)

@@ -3,7 +3,8 @@
 `functional_builder` gives import_graph_def a builder for `While`/`StatelessWhile` (tftk's While
 over FuncGraphs made from the cond and body functions), `If`/`StatelessIf` (tftk's cond, each branch
 function's nodes imported into its branch), `PartitionedCall`/`StatefulPartitionedCall` (the
-function's nodes imported in place) and TF's TensorList ops (ops/list_ops).
+function's nodes imported in place), TF's TensorList ops (ops/list_ops) and Optional ops (an If's
+gradient reads the taken branch's intermediates through them, ops/optional_ops).
 """
 
 from __future__ import annotations
@@ -120,8 +121,11 @@ def functional_builder(node: NodeDef, library: Callable[[], FunctionDefLibrary])
     `library` returns the graph's FunctionDefLibrary (read only when a functional node needs it).
     """
     from tftk.ops.list_ops import LIST_OP_TYPES, build_list_op
+    from tftk.ops.optional_ops import OPTIONAL_OP_TYPES, build_optional_op
     if node.op in LIST_OP_TYPES:
         return lambda inputs, attrs, name: build_list_op(node.op, list(inputs), attrs, name)
+    if node.op in OPTIONAL_OP_TYPES:
+        return lambda inputs, attrs, name: build_optional_op(node.op, list(inputs), attrs, name)
     build = _BUILDERS.get(node.op)
     if build is None:
         return None

@@ -108,11 +108,13 @@ class FunctionBuilder:
     or a node reading the value from a list) when the nodes are converted.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, reserved: set[str] = frozenset()) -> None:
+        """`reserved`: names the nodes added later will have (a sub-graph's op names), kept off the args."""
         self.fdef = FunctionDef()
         self.fdef.signature.name = name
         self.nodes: list[NodeDef] = []
         self._args: set[str] = set()
+        self._reserved = set(reserved)
         self._substitutes: dict[str, str] = {}
 
     @property
@@ -132,7 +134,7 @@ class FunctionBuilder:
     def _unique(self, name: str) -> str:
         if not name[0].isalpha():
             name = "a" + name
-        taken = self._args | {n.name for n in self.nodes}
+        taken = self._args | self._reserved | {n.name for n in self.nodes}
         base, k = name, 1
         while name in taken:
             name, k = f"{base}_{k}", k + 1
@@ -187,6 +189,10 @@ class FunctionBuilder:
 
     def finish(self) -> FunctionDef:
         by_name = {n.name: n for n in self.nodes}
+        clash = sorted(self._args & set(by_name))
+        if clash or len(by_name) != len(self.nodes):
+            raise ValueError(f"function {self.name}: node names {clash or 'repeated'} clash with its args or each "
+                             "other; rename the op in the loop body")
         for node in self.nodes:
             converted = [self._convert(r, by_name) for r in node.input]
             del node.input[:]

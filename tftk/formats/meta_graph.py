@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from tftk.atomic import atomic_write_bytes
-from tftk.proto.tensorflow import CollectionDef, GraphDef, MetaGraphDef, VariableDef
+from tftk.proto.tensorflow import CollectionDef, GraphDef, MetaGraphDef, VariableDef, message_to_text, parse_text
 
 __all__ = ["create_meta_graph_def", "export_meta_graph", "import_meta_graph", "read_meta_graph_file",
            "import_collections", "variable_def", "TENSORFLOW_VERSION"]
@@ -86,8 +86,6 @@ def export_meta_graph(filename: str | os.PathLike | None = None, meta_info_def=N
                       strip_default_attrs: bool = False, save_debug_info: bool = False,
                       **kwargs) -> MetaGraphDef:
     """`tf.train.export_meta_graph`: the MetaGraphDef of a graph, written to `filename` if given."""
-    from google.protobuf import text_format
-
     from tftk.framework.ops import get_default_graph
     from tftk.summary.graph_def import graph_to_graph_def
     graph = graph if graph is not None else get_default_graph()
@@ -98,7 +96,7 @@ def export_meta_graph(filename: str | os.PathLike | None = None, meta_info_def=N
             node.device = ""
     meta = create_meta_graph_def(graph_def, saver_def, meta_info_def, graph, collection_list)
     if filename is not None:
-        data = text_format.MessageToString(meta).encode() if as_text else meta.SerializeToString()
+        data = message_to_text(meta).encode() if as_text else meta.SerializeToString()
         atomic_write_bytes(filename, data)
     return meta
 
@@ -116,7 +114,7 @@ def read_meta_graph_file(filename: str | os.PathLike) -> MetaGraphDef:
         return MetaGraphDef.FromString(data)
     except message.DecodeError:
         try:
-            return text_format.Parse(data.decode("utf-8"), MetaGraphDef())
+            return parse_text(data.decode("utf-8"), MetaGraphDef)
         except (UnicodeDecodeError, text_format.ParseError):
             raise ValueError(f"{path} is not a MetaGraphDef (binary or text): truncated or corrupt") from None
 

@@ -143,10 +143,11 @@ class _Loop:
         self.labels.append(label)
         return len(self.sources) - 1
 
-    def function(self, library, stem: str) -> tuple[FunctionBuilder, list[str]]:
-        """A builder for a function of these loop variables, its name reserved in `library` at once
-        (a While nested in the body picks its functions' names before this one is finished)."""
-        builder = FunctionBuilder(unique_function_name(library, stem))
+    def function(self, library, stem: str, graph) -> tuple[FunctionBuilder, list[str]]:
+        """A builder for a function of these loop variables made from `graph`'s ops (whose names its
+        args avoid), its name reserved in `library` at once (a While nested in the body picks its
+        functions' names before this one is finished)."""
+        builder = FunctionBuilder(unique_function_name(library, stem), {op.name for op in graph.get_operations()})
         library.function.add().signature.name = builder.name
         args = [builder.add_arg(label, dt, shape) for label, (dt, shape) in zip(self.labels, self.specs)]
         return builder, args
@@ -206,7 +207,7 @@ def _forward_nodes(op, library) -> list:
              for i, key in enumerate(("sliced", "cond_caps", "body_caps", "max"))}
 
     # cond(counter, vars, ...) -> bool
-    cond, args = loop.function(library, f"{prefix}_cond")
+    cond, args = loop.function(library, f"{prefix}_cond", cond_graph)
     for i, t in enumerate(cond_graph.inputs[:n]):
         cond.substitute(t.name, args[1 + i])
     for i, t in enumerate(cond_graph.captures.values()):
@@ -220,7 +221,7 @@ def _forward_nodes(op, library) -> list:
     _store(library, cond)
 
     # body(counter, vars, ...) -> (counter + 1, new vars, the rest passed on or pushed to)
-    body, args = loop.function(library, f"{prefix}_body")
+    body, args = loop.function(library, f"{prefix}_body", body_graph)
     for i, t in enumerate(body_graph.inputs[:n]):
         body.substitute(t.name, args[1 + i])
     axis = body.const("tftk_axis", np.int32(0)) if lay["sliced"] else None
@@ -301,12 +302,12 @@ def _gradient_nodes(grad, library) -> list:
         nodes.append(_outer_node("ZerosLike", f"{prefix}/cap_grad_{j}", [cap.name], T=cap.dtype))
         cap_sums.append(loop.add(f"cap_grad_{j}", nodes[-1].name, cap.dtype, cap.shape))
 
-    cond, args = loop.function(library, f"{prefix}_cond")
+    cond, args = loop.function(library, f"{prefix}_cond", body_graph)
     zero = cond.const("tftk_zero", np.int32(0))
     cond.add_ret("cond", dtypes.bool, cond.node("GreaterEqual", "tftk_more", [args[0], zero], T=dtypes.int32))
     _store(library, cond)
 
-    body, args = loop.function(library, f"{prefix}_body")
+    body, args = loop.function(library, f"{prefix}_body", body_graph)
     for k, t in enumerate(parts["seeds"]):
         body.substitute(t.name, args[1 + k])
     for t, position in reads:

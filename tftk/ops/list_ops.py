@@ -18,8 +18,9 @@ from tftk.framework import dtypes, registry
 from tftk.framework.errors import InvalidArgumentError
 from tftk.framework.ops import Operation, get_default_graph
 from tftk.framework.tensor_shape import TensorShape
+from tftk.ops.constant_value import constant_value
 
-__all__ = ["TensorListValue", "LIST_OP_TYPES", "build_list_op"]
+__all__ = ["TensorListValue", "as_list_value", "LIST_OP_TYPES", "build_list_op"]
 
 
 class TensorListValue:
@@ -111,7 +112,11 @@ def _bind_from_tensor(op, ctx):
 
 def _bind_push_back(op, ctx):
     dtype = _element_dtype(op)
-    return lambda handle, item: as_list_value(handle).with_items(as_list_value(handle).items + (np.asarray(item, dtype),))
+
+    def kernel(handle, item):
+        handle = as_list_value(handle)
+        return handle.with_items(handle.items + (np.asarray(item, dtype),))
+    return kernel
 
 
 def _bind_pop_back(op, ctx):
@@ -191,7 +196,6 @@ for _type, (_factory, _) in _KINDS.items():
 
 def _static_element_shape(tensor: Any) -> TensorShape:
     """The element shape an `element_shape` input holds, when it is a constant."""
-    from tftk.ops.constant_value import constant_value
     value = constant_value(tensor) if tensor is not None else None
     if value is None:
         return TensorShape(None)
@@ -205,8 +209,6 @@ def build_list_op(op_type: str, inputs: list, attrs: dict, name: str | None = No
     element_dtype = attrs.get("element_dtype", dtypes.float32)
     shape_input = {"TensorListPopBack": 1, "TensorListGetItem": 2, "TensorListStack": 1}.get(op_type)
     element_shape = _static_element_shape(inputs[shape_input] if shape_input is not None else None)
-    if op_type == "TensorListSetItem" or op_type == "TensorListPushBack":
-        element_shape = inputs[-1].shape
     specs = []
     for kind in kinds:
         if kind == "list":

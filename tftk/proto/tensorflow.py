@@ -16,7 +16,10 @@ declared below under the package name `tensorflow`, from:
 - python/training/checkpoint_state.proto: CheckpointState (the `checkpoint` file, text format)
 - core/framework/function.proto: FunctionDef, FunctionDefLibrary, GradientDef (the bodies of
   functional control flow); tensorboardX's GraphDef lacks its `library` field (2), which
-  `GraphLibrary` declares alone: parsed from, or merged into, a GraphDef's bytes (formats/functions)
+  `GraphLibrary` declares alone: parsed from, or merged into, a GraphDef's bytes (formats/functions).
+  Binary files keep the library as an unknown field; the text format drops unknown fields, so
+  `message_to_text` / `parse_text` go through twins of GraphDef, MetaGraphDef and SavedModel that
+  declare it (same field numbers, same bytes).
 
 Fields tftk does not use (SavedObjectGraph, composite tensors, full types) are left undeclared:
 protobuf keeps them as unknown fields, so a TF file still round-trips byte for byte.
@@ -40,7 +43,7 @@ from tftk.proto.declare import declare_file
 __all__ = ["AttrValue", "NameAttrList", "Event", "LogMessage", "SessionLog", "TaggedRunMetadata",
            "GraphDef", "NodeDef", "HistogramProto", "Summary", "SummaryMetadata", "TensorProto",
            "TensorShapeProto", "DataType", "VersionDef", "Any",
-           "FunctionDef", "FunctionDefLibrary", "GradientDef", "GraphLibrary",
+           "FunctionDef", "FunctionDefLibrary", "GradientDef", "GraphLibrary", "message_to_text", "parse_text",
            "MetaGraphDef", "CollectionDef", "TensorInfo", "SignatureDef", "AssetFileDef",
            "SavedModel", "SaverDef", "BundleHeaderProto", "BundleEntryProto", "TensorSliceProto",
            "VariableDef", "SaveSliceInfoDef", "OpDef", "OpList", "CheckpointState"]
@@ -85,6 +88,9 @@ _MESSAGES: dict[str, list[tuple]] = {
     "FunctionDefLibrary": [("function", 1, "FunctionDef", "repeated"), ("gradient", 2, "GradientDef", "repeated"),
                            ("registered_gradients", 3, "RegisteredGradient", "repeated")],
     "GraphLibrary": [("library", 2, "FunctionDefLibrary")],
+    # text-format twins (see the module docstring): GraphDef with its library, and its holders
+    "GraphDefText": [("node", 1, _NODE, "repeated"), ("versions", 4, _VERSION), ("version", 3, "int32"),
+                     ("library", 2, "FunctionDefLibrary")],
     # core/protobuf/saver.proto
     "SaverDef": [("filename_tensor_name", 1, "string"), ("save_tensor_name", 2, "string"),
                  ("restore_op_name", 3, "string"), ("max_to_keep", 4, "int32"), ("sharded", 5, "bool"),
@@ -143,6 +149,10 @@ _MESSAGES: dict[str, list[tuple]] = {
                         ("all_model_checkpoint_timestamps", 3, "double", "repeated"),
                         ("last_preserved_timestamp", 4, "double")],
 }
+_MESSAGES["MetaGraphDefText"] = [("graph_def", 2, "GraphDefText") if field[0] == "graph_def" else field
+                                 for field in _MESSAGES["MetaGraphDef"]]
+_MESSAGES["SavedModelText"] = [("saved_model_schema_version", 1, "int64"),
+                               ("meta_graphs", 2, "MetaGraphDefText", "repeated")]
 _ENUMS = {"SaverDef.CheckpointFormatVersion": ["LEGACY", "V1", "V2"],
           "BundleHeaderProto.Endianness": ["LITTLE", "BIG"],
           "VariableSynchronization": ["VARIABLE_SYNCHRONIZATION_AUTO", "VARIABLE_SYNCHRONIZATION_NONE",
@@ -176,3 +186,24 @@ BundleEntryProto = _CLASSES["BundleEntryProto"]
 VariableDef = _CLASSES["VariableDef"]
 SaveSliceInfoDef = _CLASSES["SaveSliceInfoDef"]
 CheckpointState = _CLASSES["CheckpointState"]
+
+_TEXT_TWINS = {GraphDef: _CLASSES["GraphDefText"], MetaGraphDef: _CLASSES["MetaGraphDefText"],
+               SavedModel: _CLASSES["SavedModelText"]}
+
+
+def message_to_text(message) -> str:
+    """`message` in protobuf's text format, a GraphDef's function library included."""
+    from google.protobuf import text_format
+    twin = _TEXT_TWINS.get(type(message))
+    if twin is not None:
+        message = twin.FromString(message.SerializeToString())
+    return text_format.MessageToString(message)
+
+
+def parse_text(text: str, cls):
+    """A `cls` message from protobuf's text format (a GraphDef's `library` kept); ParseError if not."""
+    from google.protobuf import text_format
+    twin = _TEXT_TWINS.get(cls)
+    if twin is None:
+        return text_format.Parse(text, cls())
+    return cls.FromString(text_format.Parse(text, twin()).SerializeToString())

@@ -11,7 +11,6 @@ import numbers
 import os
 
 import numpy as np
-from google.protobuf import text_format
 from tensorboardX.proto.attr_value_pb2 import AttrValue
 from tensorboardX.proto.graph_pb2 import GraphDef
 from tensorboardX.proto.node_def_pb2 import NodeDef
@@ -224,6 +223,7 @@ def write_graph(graph_or_graph_def, logdir: str | os.PathLike, name: str, as_tex
     """
     graph_def = as_graph_def(graph_or_graph_def, add_shapes=False)
     path = os.path.join(os.fspath(logdir), name)
-    data = text_format.MessageToString(graph_def).encode("utf-8") if as_text else graph_def.SerializeToString()
+    from tftk.proto.tensorflow import message_to_text
+    data = message_to_text(graph_def).encode("utf-8") if as_text else graph_def.SerializeToString()
     atomic_write_bytes(path, data)
     return path

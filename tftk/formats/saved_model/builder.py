@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from tftk.formats.saved_model import constants
 from tftk.formats.saved_model.signature_def_utils import is_valid_signature
-from tftk.proto.tensorflow import SavedModel, SignatureDef
+from tftk.proto.tensorflow import SavedModel, SignatureDef, message_to_text
 
 __all__ = ["SavedModelBuilder"]
 
@@ -98,11 +98,10 @@ class SavedModelBuilder:
 
     def save(self, as_text: bool = False) -> str:
         """Write saved_model.pb (or .pbtxt) and move the folder into place; returns its path."""
-        from google.protobuf import text_format
         if self._saved:
             raise AssertionError(f"SavedModel {self._export_dir} was already saved")
         name = constants.SAVED_MODEL_FILENAME_PBTXT if as_text else constants.SAVED_MODEL_FILENAME_PB
-        data = text_format.MessageToString(self._saved_model).encode() if as_text \
+        data = message_to_text(self._saved_model).encode() if as_text \
             else self._saved_model.SerializeToString()
         with open(os.path.join(self._staging, name), "wb") as handle:
             handle.write(data)

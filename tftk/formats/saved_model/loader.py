@@ -10,7 +10,7 @@ import os
 from typing import Any, Sequence
 
 from tftk.formats.saved_model import constants
-from tftk.proto.tensorflow import MetaGraphDef, SavedModel
+from tftk.proto.tensorflow import MetaGraphDef, SavedModel, parse_text
 
 __all__ = ["load", "maybe_saved_model_directory", "read_saved_model"]
 
@@ -39,7 +39,7 @@ def read_saved_model(export_dir: str | os.PathLike) -> SavedModel:
     if os.path.isfile(text):
         try:
             with open(text, encoding="utf-8") as handle:
-                return text_format.Parse(handle.read(), SavedModel())
+                return parse_text(handle.read(), SavedModel)
         except (UnicodeDecodeError, text_format.ParseError) as exc:
             raise ValueError(f"{text} is not a SavedModel text proto: {exc}") from None
     if os.path.exists(os.path.join(folder, constants.SAVED_MODEL_FILENAME_CPB)):
