@@ -305,21 +305,31 @@ def _float_as(values: np.ndarray, npd) -> np.ndarray:
     return values.astype(npd)
 
 
-def _bind_gamma(op, ctx):
+def _per_output_sampler(op, ctx, sample: Callable) -> Callable:
+    """The kernel of RandomGamma / RandomPoissonV2: `shape` samples of each parameter, drawn by
+    `sample(k0, k1, counter_low, counter_high, parameters, num_samples, npd)` from 256 blocks an output."""
     stream = philox_for(op, ctx)
     npd = _numpy_dtype(op)
 
-    def kernel(shape, alpha):
+    def kernel(shape, parameter):
         dims = tuple(int(d) for d in shape)
         num_samples = int(np.prod(dims, dtype=np.int64))
-        if num_samples == 0 or alpha.size == 0:
-            return np.zeros(dims + alpha.shape, npd)
-        (k0, k1), counter = stream.reserve(num_samples * alpha.size)
-        draws = philox_rejection.gamma_samples(
-            np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64), np.uint64(counter >> 64),
-            np.ascontiguousarray(alpha, dtype=np.float64).reshape(-1), num_samples)
-        return _float_as(draws, npd).reshape(dims + alpha.shape)
+        if num_samples == 0 or parameter.size == 0:
+            return np.zeros(dims + parameter.shape, npd)
+        values = np.ascontiguousarray(parameter, dtype=np.float64).reshape(-1)
+        if op.type == "RandomPoissonV2" and (np.isnan(values).any() or np.isposinf(values).any()):
+            raise errors.InvalidArgumentError(None, op, f"{op.name}: rate must be finite, got "  # TF loops forever
+                                              f"{values[~np.isfinite(values)][0]}")
+        (k0, k1), counter = stream.reserve(num_samples * parameter.size)
+        draws = sample(np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64), np.uint64(counter >> 64),
+                       values, num_samples, npd)
+        return _float_as(draws, npd).reshape(dims + parameter.shape)
     return kernel
+
+
+def _bind_gamma(op, ctx):
+    return _per_output_sampler(op, ctx, lambda k0, k1, lo, hi, alphas, num_samples, npd:
+                               philox_rejection.gamma_samples(k0, k1, lo, hi, alphas, num_samples))
 
 
 _PHILOX_TYPES.add("RandomGamma")
@@ -374,24 +384,9 @@ _HIGHEST = {np.dtype(t): float(np.finfo(t).max if np.dtype(t).kind == "f" else n
 
 
 def _bind_poisson(op, ctx):
-    stream = philox_for(op, ctx)
-    npd = _numpy_dtype(op)
-
-    def kernel(shape, rate):
-        dims = tuple(int(d) for d in shape)
-        num_samples = int(np.prod(dims, dtype=np.int64))
-        if num_samples == 0 or rate.size == 0:
-            return np.zeros(dims + rate.shape, npd)
-        rates = np.ascontiguousarray(rate, dtype=np.float64).reshape(-1)
-        if np.isnan(rates).any() or np.isposinf(rates).any():  # TF's kernel would loop forever on these
-            raise errors.InvalidArgumentError(None, op, f"{op.name}: rate must be finite, got "
-                                              f"{rates[~np.isfinite(rates)][0]}")
-        (k0, k1), counter = stream.reserve(num_samples * rate.size)
-        draws = philox_rejection.poisson_samples(
-            np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64), np.uint64(counter >> 64),
-            rates, num_samples, _HIGHEST[np.dtype(npd)])
-        return _float_as(draws, npd).reshape(dims + rate.shape)
-    return kernel
+    return _per_output_sampler(op, ctx, lambda k0, k1, lo, hi, rates, num_samples, npd:
+                               philox_rejection.poisson_samples(k0, k1, lo, hi, rates, num_samples,
+                                                                _HIGHEST[np.dtype(npd)]))
 
 
 _PHILOX_TYPES.add("RandomPoissonV2")
