@@ -305,35 +305,37 @@ def _float_as(values: np.ndarray, npd) -> np.ndarray:
     return values.astype(npd)
 
 
-def _per_output_sampler(op, ctx, sample: Callable) -> Callable:
-    """The kernel of RandomGamma / RandomPoissonV2: `shape` samples of each parameter, drawn by
-    `sample(k0, k1, counter_low, counter_high, parameters, num_samples, npd)` from 256 blocks an output."""
+def per_output_draws(op, key: tuple[int, int], counter: int, parameter: np.ndarray, num_samples: int) -> np.ndarray:
+    """`num_samples` Gamma (op type with "Gamma") or Poisson draws of each parameter value, flat and
+    sample-major in the op's dtype, output i read from block 256 * i on (RandomGamma, RandomPoissonV2
+    and their stateless twins)."""
+    npd = np.dtype(_numpy_dtype(op))
+    values = np.ascontiguousarray(parameter, dtype=np.float64).reshape(-1)
+    words = np.uint64(key[0]), np.uint64(key[1]), np.uint64(counter & _LOW64), np.uint64(counter >> 64)
+    if "Gamma" in op.type:
+        return _float_as(philox_rejection.gamma_samples(*words, values, num_samples), npd)
+    if np.isnan(values).any() or np.isposinf(values).any():  # TF's kernel would loop forever on these
+        raise errors.InvalidArgumentError(None, op, f"{op.name}: rate must be finite, got "
+                                          f"{values[~np.isfinite(values)][0]}")
+    return _float_as(philox_rejection.poisson_samples(*words, values, num_samples, _HIGHEST[npd]), npd)
+
+
+def _bind_per_output(op, ctx):
+    """RandomGamma / RandomPoissonV2: `shape` draws of each parameter, shape + parameter.shape."""
     stream = philox_for(op, ctx)
-    npd = _numpy_dtype(op)
 
     def kernel(shape, parameter):
         dims = tuple(int(d) for d in shape)
         num_samples = int(np.prod(dims, dtype=np.int64))
         if num_samples == 0 or parameter.size == 0:
-            return np.zeros(dims + parameter.shape, npd)
-        values = np.ascontiguousarray(parameter, dtype=np.float64).reshape(-1)
-        if op.type == "RandomPoissonV2" and (np.isnan(values).any() or np.isposinf(values).any()):
-            raise errors.InvalidArgumentError(None, op, f"{op.name}: rate must be finite, got "  # TF loops forever
-                                              f"{values[~np.isfinite(values)][0]}")
-        (k0, k1), counter = stream.reserve(num_samples * parameter.size)
-        draws = sample(np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64), np.uint64(counter >> 64),
-                       values, num_samples, npd)
-        return _float_as(draws, npd).reshape(dims + parameter.shape)
+            return np.zeros(dims + parameter.shape, _numpy_dtype(op))
+        key, counter = stream.reserve(num_samples * parameter.size)
+        return per_output_draws(op, key, counter, parameter, num_samples).reshape(dims + parameter.shape)
     return kernel
 
 
-def _bind_gamma(op, ctx):
-    return _per_output_sampler(op, ctx, lambda k0, k1, lo, hi, alphas, num_samples, npd:
-                               philox_rejection.gamma_samples(k0, k1, lo, hi, alphas, num_samples))
-
-
 _PHILOX_TYPES.add("RandomGamma")
-registry.register_op("RandomGamma", _bind_gamma, stateful=True)
+registry.register_op("RandomGamma", _bind_per_output, stateful=True)
 
 
 def _gamma_sample_grad(alpha: np.ndarray, sample: np.ndarray) -> np.ndarray:
@@ -352,12 +354,15 @@ registry.not_differentiable("RandomGammaGrad")
 
 @registry.register_gradient("RandomGamma")
 def _random_gamma_grad(op, grad):
+    return [None, gamma_alpha_grad(op.inputs[1], op.outputs[0], grad)]
+
+
+def gamma_alpha_grad(alpha: Tensor, sample: Tensor, grad: Tensor) -> Tensor:
     """The implicit reparameterisation gradient: sum over the sample dimensions of grad * dx/dalpha."""
-    alpha, sample = op.inputs[1], op.outputs[0]
     sample_dims = sample.shape.ndims - alpha.shape.ndims
     alpha_leading = reshape(alpha, [1] * sample_dims + alpha.shape.as_list())
     partial = make_op("RandomGammaGrad", [alpha_leading, sample], sample.dtype, sample.shape, "RandomGammaGrad")
-    return [None, reduce_sum(math_ops.multiply(grad, partial), axis=list(range(sample_dims)))]
+    return reduce_sum(math_ops.multiply(grad, partial), axis=list(range(sample_dims)))
 
 
 def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
@@ -367,15 +372,25 @@ def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.f
     dtype = dtypes.as_dtype(dtype)
     with op_scope(name, "random_gamma", [shape, alpha, beta]):
         shape_t, static = shape_input(shape, "shape")
-        a = convert_to_tensor(alpha, dtype=dtype, name="alpha")
-        b = convert_to_tensor(1 if beta is None else beta, dtype=dtype, name="beta")
-        a_dims, b_dims = a.shape.as_tuple(), b.shape.as_tuple()
-        known = a_dims is not None and b_dims is not None and None not in a_dims + b_dims
-        a_broadcast = broadcast_to(a, np.broadcast_shapes(a_dims, b_dims)) if known else a
+        a_broadcast, b = gamma_parameters(alpha, beta, dtype)
         s1, s2 = get_seed(seed)
         draws = make_op("RandomGamma", [shape_t, a_broadcast], dtype, static.concatenate(a_broadcast.shape),
                         "RandomGamma", {"seed": s1, "seed2": s2})
-        return math_ops.maximum(np.finfo(dtype.as_numpy_dtype).tiny, math_ops.realdiv(draws, b))
+        return gamma_scaled(draws, b)
+
+
+def gamma_parameters(alpha: Any, beta: Any, dtype: dtypes.DType) -> tuple[Tensor, Tensor]:
+    """(alpha broadcast against beta, beta), both of `dtype`, as TF's random_gamma builds them."""
+    a = convert_to_tensor(alpha, dtype=dtype, name="alpha")
+    b = convert_to_tensor(1 if beta is None else beta, dtype=dtype, name="beta")
+    a_dims, b_dims = a.shape.as_tuple(), b.shape.as_tuple()
+    known = a_dims is not None and b_dims is not None and None not in a_dims + b_dims
+    return (broadcast_to(a, np.broadcast_shapes(a_dims, b_dims)) if known else a), b
+
+
+def gamma_scaled(draws: Tensor, beta: Tensor) -> Tensor:
+    """Gamma(alpha, 1) draws / beta, kept above the dtype's smallest normal number (TF's rule)."""
+    return math_ops.maximum(np.finfo(draws.dtype.as_numpy_dtype).tiny, math_ops.realdiv(draws, beta))
 
 
 _LOW64 = (1 << 64) - 1
@@ -383,14 +398,8 @@ _HIGHEST = {np.dtype(t): float(np.finfo(t).max if np.dtype(t).kind == "f" else n
             for t in (np.float16, np.float32, np.float64, np.int32, np.int64)}
 
 
-def _bind_poisson(op, ctx):
-    return _per_output_sampler(op, ctx, lambda k0, k1, lo, hi, rates, num_samples, npd:
-                               philox_rejection.poisson_samples(k0, k1, lo, hi, rates, num_samples,
-                                                                _HIGHEST[np.dtype(npd)]))
-
-
 _PHILOX_TYPES.add("RandomPoissonV2")
-_register_random("RandomPoissonV2", _bind_poisson)
+_register_random("RandomPoissonV2", _bind_per_output)
 
 
 def random_poisson(lam: Any, shape: Any, dtype: Any = dtypes.float32, seed: int | None = None,
