@@ -283,7 +283,7 @@ def _multinomial(default_name: str, logits: Any, num_samples: Any, seed: int | N
 
 
 def multinomial_node(op_type: str, logits: Any, num_samples: Any, extra: tuple, output_dtype: Any,
-                     attrs: dict) -> Tensor:
+                     attrs: dict, name: str | None = None) -> Tensor:
     """A Multinomial-like node [batch, num_samples], its logits and constant num_samples checked as TF
     checks them when it builds the graph."""
     x = convert_to_tensor(logits, name="logits")
@@ -295,7 +295,7 @@ def multinomial_node(op_type: str, logits: Any, num_samples: Any, extra: tuple, 
         raise ValueError(f"{op_type}: num_samples must be non-negative but is {int(nv)}")
     rows = x.shape.as_tuple()[0] if x.shape.ndims else None
     return make_op(op_type, [x, n, *extra], dtypes.as_dtype(output_dtype), [rows, None if nv is None else int(nv)],
-                   op_type, attrs)
+                   name or op_type, attrs)
 
 
 def _float_as(values: np.ndarray, npd) -> np.ndarray:
