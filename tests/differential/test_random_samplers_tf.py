@@ -125,7 +125,7 @@ def test_bad_input_fails_as_in_tensorflow(bad_oracle, name):
     assert got.error == expected.error, (got.error, got.message, expected.message)
 
 
-GRADIENTS = {  # name: (source, relative tolerance): TF computes RandomGammaGrad in the sample's dtype
+REPARAMETERISED = {  # name: (source, relative tolerance): TF computes RandomGammaGrad in the sample's dtype
     "gamma_grad_f64": ("""
 tf.set_random_seed(1)
 a = tf.constant(np.geomspace(0.01, 5000.0, 40), tf.float64)
@@ -158,19 +158,19 @@ with tf.Session() as s:
     outputs = s.run(outputs)
 """, 2e-6),
 }
-GRADIENT_CASES = {name: (src, {}) for name, (src, _) in GRADIENTS.items()}
+REPARAMETERISED_CASES = {name: (src, {}) for name, (src, _) in REPARAMETERISED.items()}
 
 
 @pytest.fixture(scope="module")
-def gradient_oracle():
-    return run_in_tf(GRADIENT_CASES)
+def reparameterised_oracle():
+    return run_in_tf(REPARAMETERISED_CASES)
 
 
-@pytest.mark.parametrize("name", sorted(GRADIENT_CASES))
-def test_gamma_reparameterisation_gradient_is_tensorflows(gradient_oracle, name):
+@pytest.mark.parametrize("name", sorted(REPARAMETERISED_CASES))
+def test_gamma_reparameterisation_gradient_is_tensorflows(reparameterised_oracle, name):
     """The samples are TF's to the bit; d sample / d alpha agrees with TF's RandomGammaGrad to
     rounding (both evaluate the incomplete gamma function's alpha-derivative by series/fraction)."""
-    expected, got = both_succeeded(gradient_oracle, GRADIENT_CASES, name)
+    expected, got = both_succeeded(reparameterised_oracle, REPARAMETERISED_CASES, name)
     np.testing.assert_array_equal(got.outputs["y"], expected.outputs["y"])
     assert got.outputs["grad"].dtype == expected.outputs["grad"].dtype
-    np.testing.assert_allclose(got.outputs["grad"], expected.outputs["grad"], rtol=GRADIENTS[name][1])
+    np.testing.assert_allclose(got.outputs["grad"], expected.outputs["grad"], rtol=REPARAMETERISED[name][1])
