@@ -1,4 +1,5 @@
-"""TF's per-output rejection samplers on Philox4x32-10: RandomGamma, RandomPoissonV2, RandomShuffle.
+"""TF's per-output rejection samplers on Philox4x32-10 (RandomGamma, RandomPoissonV2) and the
+sequential steps of RandomShuffle and Multinomial.
 
 A rejection sampler needs an unknown number of random values per output, so TF gives output i
 (its index in alpha/rate-major order) its own stretch of the generator: the run's counter moved on
@@ -21,7 +22,7 @@ import numpy as np
 
 from tftk.kernels.jit import njit
 
-__all__ = ["gamma_samples", "poisson_samples", "fisher_yates"]
+__all__ = ["gamma_samples", "poisson_samples", "fisher_yates", "upper_bounds"]
 
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 _W0, _W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
@@ -197,3 +198,23 @@ def fisher_yates(size, draws):
         j = i + np.int64(draws[i] % np.uint32(size - i))
         permutation[i], permutation[j] = permutation[j], permutation[i]
     return permutation
+
+
+@njit(cache=True)
+def upper_bounds(cdf, units, first_row, out):
+    """Multinomial's class choices: out[first_row + r, j] = the first class whose running sum in
+    cdf[first_row + r] exceeds units[r, j] * the row's total (std::upper_bound)."""
+    classes = cdf.shape[1]
+    for r in range(units.shape[0]):
+        row = first_row + r
+        total = cdf[row, classes - 1]
+        for j in range(units.shape[1]):
+            target = units[r, j] * total
+            low, high = 0, classes
+            while low < high:
+                middle = (low + high) >> 1
+                if cdf[row, middle] <= target:
+                    low = middle + 1
+                else:
+                    high = middle
+            out[row, j] = low

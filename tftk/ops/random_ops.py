@@ -22,8 +22,7 @@ import numpy as np
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape
-from tftk.kernels import philox, philox_rejection
-from tftk.kernels.gamma_sample_grad import gamma_sample_grad
+from tftk.kernels import philox
 from tftk.ops import math_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.array_ops import reshape
@@ -212,6 +211,7 @@ def _bind_shuffle(op, ctx):
             return x
         size = x.shape[0]
         key, counter = stream.reserve_blocks((size + 2) // 4)
+        from tftk.kernels import philox_rejection  # lazy: Numba loads when a draw runs
         return x[philox_rejection.fisher_yates(size, philox.samples32(key, counter, size - 1))]
     return kernel
 
@@ -309,6 +309,8 @@ def per_output_draws(op, key: tuple[int, int], counter: int, parameter: np.ndarr
     """`num_samples` Gamma (op type with "Gamma") or Poisson draws of each parameter value, flat and
     sample-major in the op's dtype, output i read from block 256 * i on (RandomGamma, RandomPoissonV2
     and their stateless twins)."""
+    from tftk.kernels import philox_rejection  # lazy: Numba loads when a draw runs
+
     npd = np.dtype(_numpy_dtype(op))
     values = np.ascontiguousarray(parameter, dtype=np.float64).reshape(-1)
     words = np.uint64(key[0]), np.uint64(key[1]), np.uint64(counter & _LOW64), np.uint64(counter >> 64)
@@ -340,6 +342,8 @@ registry.register_op("RandomGamma", _bind_per_output, stateful=True)
 
 def _gamma_sample_grad(alpha: np.ndarray, sample: np.ndarray) -> np.ndarray:
     """RandomGammaGrad: d sample / d alpha of Gamma(alpha, 1) samples (alpha broadcast to the samples)."""
+    from tftk.kernels.gamma_sample_grad import gamma_sample_grad  # lazy: Numba loads when it runs
+
     alphas = np.broadcast_to(alpha, np.broadcast_shapes(alpha.shape, sample.shape)).astype(np.float64)
     samples = np.broadcast_to(sample, alphas.shape).astype(np.float64)
     distinct, where_in = np.unique(alphas, return_inverse=True)  # digamma once per distinct alpha
