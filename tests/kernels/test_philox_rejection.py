@@ -23,14 +23,15 @@ def test_compiled_blocks_are_the_numpy_blocks(offset):
     assert [int(w) for w in words] == philox.philox_blocks(KEY, COUNTER, np.array([offset]))[0].tolist()
 
 
-@pytest.mark.parametrize("size", [2, 3, 17, 1000])
+@pytest.mark.parametrize("size", [2, 3, 5, 17, 1000])
 def test_fisher_yates_swaps_each_place_with_a_later_one_by_sample_modulo_the_rest(size):
     draws = philox.samples32(KEY, COUNTER, size - 1)
     expected = list(range(size))
     for i, draw in enumerate(draws.tolist()):
         j = i + draw % (size - i)
         expected[i], expected[j] = expected[j], expected[i]
-    assert philox_rejection.fisher_yates(size, draws).tolist() == expected
+    words = np.uint64(KEY[0]), np.uint64(KEY[1]), np.uint64(COUNTER & (2**64 - 1)), np.uint64(COUNTER >> 64)
+    assert philox_rejection.fisher_yates(*words, size).tolist() == expected
 
 
 @pytest.mark.parametrize("total, cost, threads, expected", [
