@@ -35,7 +35,7 @@ WHY_MISSING = {
     "tf.nn": "RNN wrappers (rnn engineer), CTC loss and beam search, fractional and quantized pooling, "
              "sparse embedding lookups, learned unigram sampling",
     "tf.profiler": "no profiler",
-    "tf.random": "Generator and the stateless multinomial/gamma/poisson/binomial draws (not started)",
+    "tf.random": "Generator and the stateless binomial / parameterized truncated normal draws (not started)",
     "tf.ragged": "no RaggedTensor",
     "tf.strings": ("unicode_decode/split and bytes_split return ragged tensors, which tftk does not have; "
                    "unicode_script needs ICU's script table"),

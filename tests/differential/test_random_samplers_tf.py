@@ -57,6 +57,11 @@ DRAWS = {  # name: (graph seed, expression)
     # All-constant input: TF folds the op when it builds the session, running it on one thread.
     "stateless_multinomial_folded": (None, "tf.random.stateless_multinomial(tf.reshape(tf.sin(tf.range(400.0 * 9)),"
                                            " [400, 9]), 40, seed=tf.constant([2**40, 7], tf.int64))"),
+    "stateless_gamma": (None, "tf.random.stateless_gamma([10, 2], seed=[1, 2], alpha=[0.5, 1.5])"),
+    "stateless_gamma_beta_f64": (None, "tf.random.stateless_gamma([3, 2, 2], seed=[3, 2], beta=[1.0, 3.0],"
+                                       " alpha=tf.constant([[0.5], [1.0]], tf.float64), dtype=tf.float64)"),
+    "stateless_poisson": (None, "tf.random.stateless_poisson([10, 3], seed=[1, 2], lam=[0.5, 12.0, 400.0])"),
+    "stateless_poisson_f32": (None, "tf.random.stateless_poisson([4], seed=[5, 2], lam=7.0, dtype=tf.float32)"),
     # Built on random_uniform, as TF builds them.
     "random_crop": (1, "tf.random_crop(tf.reshape(tf.range(6 * 8 * 3.0), [6, 8, 3]), [3, 4, 3], seed=2)"),
     "random_crop_unseeded_int64": (2, "tf.image.random_crop(tf.reshape(tf.range(48, dtype=tf.int64), [6, 8]), [5, 5])"),
@@ -101,6 +106,9 @@ BAD = {  # name: snippet that TF rejects; both must raise the same error class
     "random_crop_too_large": ("y = tf.random_crop(tf.zeros([4, 5]), [5, 2])\nwith tf.Session() as s:\n"
                               "    s.run(y)"),
     "flip_rank2_image": "y = tf.image.random_flip_left_right(tf.zeros([4, 5]))",
+    "stateless_gamma_shape_not_ending_in_alpha": ("y = tf.random.stateless_gamma(tf.placeholder_with_default([3, 4], [2]),"
+                                                  " [1, 2], [1.0, 2.0])\nwith tf.Session() as s:\n    s.run(y)"),
+    "stateless_poisson_bad_seed": "y = tf.random.stateless_poisson([3], seed=[1, 2, 3], lam=2.0)",
 }
 BAD_CASES = {name: (src + "\noutputs = {}", {}) for name, src in BAD.items()}
 
@@ -117,7 +125,7 @@ def test_bad_input_fails_as_in_tensorflow(bad_oracle, name):
     assert got.error == expected.error, (got.error, got.message, expected.message)
 
 
-GRADIENTS = {  # name: (source, relative tolerance): TF computes RandomGammaGrad in the sample's dtype
+REPARAMETERISED = {  # name: (source, relative tolerance): TF computes RandomGammaGrad in the sample's dtype
     "gamma_grad_f64": ("""
 tf.set_random_seed(1)
 a = tf.constant(np.geomspace(0.01, 5000.0, 40), tf.float64)
@@ -134,6 +142,13 @@ outputs = {'y': y, 'grad': tf.gradients(y * y, a)[0]}
 with tf.Session() as s:
     outputs = s.run(outputs)
 """, 1e-11),
+    "stateless_gamma_grad_f64": ("""
+a = tf.constant([0.3, 4.0, 1.0], tf.float64)
+y = tf.random.stateless_gamma([6, 3], seed=[7, 7], alpha=a, dtype=tf.float64)
+outputs = {'y': y, 'grad': tf.gradients(y, a)[0]}
+with tf.Session() as s:
+    outputs = s.run(outputs)
+""", 1e-11),
     "gamma_grad_f32": ("""
 tf.set_random_seed(3)
 a = tf.constant([[0.3], [4.0], [70.0]])
@@ -143,19 +158,19 @@ with tf.Session() as s:
     outputs = s.run(outputs)
 """, 2e-6),
 }
-GRADIENT_CASES = {name: (src, {}) for name, (src, _) in GRADIENTS.items()}
+REPARAMETERISED_CASES = {name: (src, {}) for name, (src, _) in REPARAMETERISED.items()}
 
 
 @pytest.fixture(scope="module")
-def gradient_oracle():
-    return run_in_tf(GRADIENT_CASES)
+def reparameterised_oracle():
+    return run_in_tf(REPARAMETERISED_CASES)
 
 
-@pytest.mark.parametrize("name", sorted(GRADIENT_CASES))
-def test_gamma_reparameterisation_gradient_is_tensorflows(gradient_oracle, name):
+@pytest.mark.parametrize("name", sorted(REPARAMETERISED_CASES))
+def test_gamma_reparameterisation_gradient_is_tensorflows(reparameterised_oracle, name):
     """The samples are TF's to the bit; d sample / d alpha agrees with TF's RandomGammaGrad to
     rounding (both evaluate the incomplete gamma function's alpha-derivative by series/fraction)."""
-    expected, got = both_succeeded(gradient_oracle, GRADIENT_CASES, name)
+    expected, got = both_succeeded(reparameterised_oracle, REPARAMETERISED_CASES, name)
     np.testing.assert_array_equal(got.outputs["y"], expected.outputs["y"])
     assert got.outputs["grad"].dtype == expected.outputs["grad"].dtype
-    np.testing.assert_allclose(got.outputs["grad"], expected.outputs["grad"], rtol=GRADIENTS[name][1])
+    np.testing.assert_allclose(got.outputs["grad"], expected.outputs["grad"], rtol=REPARAMETERISED[name][1])

@@ -67,17 +67,26 @@ with tf.Session() as s:
     outputs = {name: s.run(g.get_tensor_by_name(name + ':0')) for name in %r}
 """
 
-EXPORTED = {"w": "tf.truncated_normal([4, 3], stddev=0.5)", "u": "tf.random_uniform([5], -1.0, 2.0)",
-            "i": "tf.random_uniform([6], 3, 40, dtype=tf.int64)", "n": "tf.random_normal([3], seed=11)"}
+EXPORTED = {
+    "philox_fills": {"w": "tf.truncated_normal([4, 3], stddev=0.5)", "u": "tf.random_uniform([5], -1.0, 2.0)",
+                     "i": "tf.random_uniform([6], 3, 40, dtype=tf.int64)", "n": "tf.random_normal([3], seed=11)"},
+    "samplers": {"s": "tf.random_shuffle(tf.constant(list(range(9))))", "m": "tf.multinomial([[0.0, 1.0, 0.5]], 6)",
+                 "g": "tf.random_gamma([3], [0.5, 2.0], beta=[[1.0], [3.0]])",
+                 "p": "tf.random_poisson([3.0, 30.0], [2], dtype=tf.int64)",
+                 "c": "tf.random.categorical(tf.constant([[1.0, 2.0]], tf.float64), 3, dtype=tf.int32, seed=4)"},
+}
 
 
-def test_graph_files_carry_the_seeds_both_ways(tmp_path):
+@pytest.mark.parametrize("kind", sorted(EXPORTED))
+def test_graph_files_carry_the_seeds_both_ways(kind):
     """A graph tftk writes runs in TF with tftk's values, and a graph TF writes runs in tftk with TF's."""
     import tftk
 
+    exported = EXPORTED[kind]
+
     def build(tf):
         tf.set_random_seed(5)
-        return {name: tf.identity(eval(expr, {"tf": tf}), name=name) for name, expr in EXPORTED.items()}
+        return {name: tf.identity(eval(expr, {"tf": tf}), name=name) for name, expr in exported.items()}
 
     with tftk.Graph().as_default() as graph:
         fetches = build(tftk)
@@ -85,16 +94,16 @@ def test_graph_files_carry_the_seeds_both_ways(tmp_path):
             ours = sess.run(fetches)
         blob = np.frombuffer(graph.as_graph_def().SerializeToString(), np.uint8)
     writer = ("def build(tf):\n    tf.set_random_seed(5)\n    return {name: tf.identity(eval(expr, {'tf': tf}), name=name)"
-              f" for name, expr in {EXPORTED!r}.items()}}\n"
+              f" for name, expr in {exported!r}.items()}}\n"
               "fetches = build(tf)\nwith tf.Session() as s:\n    outputs = dict(s.run(fetches))\n"
               "outputs['graph'] = np.frombuffer(tf.get_default_graph().as_graph_def().SerializeToString(), np.uint8)\n")
-    cases = {"tftk_graph_in_tf": (GRAPH_FILE_RUN % sorted(EXPORTED), {"graph": blob}), "tf_graph": (writer, {})}
+    cases = {"tftk_graph_in_tf": (GRAPH_FILE_RUN % sorted(exported), {"graph": blob}), "tf_graph": (writer, {})}
     oracle = run_in_tf(cases)
     for name in ("tftk_graph_in_tf", "tf_graph"):
         assert oracle[name].error is None, oracle[name].message
     theirs = oracle["tf_graph"].outputs
-    got_in_tftk = run_in_tftk_graph(theirs["graph"], sorted(EXPORTED))
-    for name in EXPORTED:
+    got_in_tftk = run_in_tftk_graph(theirs["graph"], sorted(exported))
+    for name in exported:
         np.testing.assert_array_equal(oracle["tftk_graph_in_tf"].outputs[name], ours[name], err_msg=name)
         np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)
         np.testing.assert_array_equal(got_in_tftk[name], theirs[name], err_msg=name)

@@ -9,13 +9,15 @@ from tftk.ops.random_ops import random_shuffle as shuffle
 from tftk.ops.random_ops import random_uniform as uniform
 from tftk.ops.random_ops import truncated_normal
 from tftk.ops.stateless_random_ops import stateless_categorical, stateless_multinomial
+from tftk.ops.stateless_random_ops import stateless_random_gamma as stateless_gamma
+from tftk.ops.stateless_random_ops import stateless_random_poisson as stateless_poisson
 from tftk.ops.stateless_random_ops import stateless_random_normal as stateless_normal
 from tftk.ops.stateless_random_ops import stateless_random_uniform as stateless_uniform
 from tftk.ops.stateless_random_ops import stateless_truncated_normal
 
 __all__ = ["categorical", "gamma", "get_seed", "log_uniform_candidate_sampler", "multinomial", "normal",
-           "poisson", "set_random_seed", "shuffle", "stateless_categorical", "stateless_multinomial",
-           "stateless_normal", "stateless_truncated_normal",
+           "poisson", "set_random_seed", "shuffle", "stateless_categorical", "stateless_gamma", "stateless_multinomial",
+           "stateless_normal", "stateless_poisson", "stateless_truncated_normal",
            "stateless_uniform", "truncated_normal", "uniform"]
 
 from tftk.ops.candidate_sampling_ops import (all_candidate_sampler, fixed_unigram_candidate_sampler,  # noqa: E402

@@ -103,8 +103,19 @@ def _random_int(op) -> tuple[dict, list]:
              "seed2": int(op.attrs.get("seed2") or 0)}, [])
 
 
+def _seeds(op) -> dict:
+    return {"seed": int(op.attrs.get("seed") or 0), "seed2": int(op.attrs.get("seed2") or 0)}
+
+
 _EXPORTERS.update({name: _random for name in ("TruncatedNormal", "RandomStandardNormal", "RandomUniform")})
 _EXPORTERS["RandomUniformInt"] = _random_int
+_EXPORTERS.update({  # the other random ops: seeds and the dtypes of their inputs and output as attrs
+    "RandomShuffle": lambda op: ({"T": op.outputs[0].dtype, **_seeds(op)}, []),
+    "Multinomial": lambda op: ({"T": op.inputs[0].dtype, "output_dtype": op.outputs[0].dtype, **_seeds(op)}, []),
+    "RandomGamma": lambda op: ({"S": op.inputs[0].dtype, "T": op.outputs[0].dtype, **_seeds(op)}, []),
+    "RandomPoissonV2": lambda op: ({"S": op.inputs[0].dtype, "R": op.inputs[1].dtype, "dtype": op.outputs[0].dtype,
+                                    **_seeds(op)}, []),
+})
 
 
 def tf_form(op) -> tuple[dict, list] | None:

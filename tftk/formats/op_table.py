@@ -17,8 +17,8 @@ from tftk.framework import dtypes, registry, tensor_shape
 from tftk.framework.constant_op import constant
 from tftk.framework.ops import Tensor
 from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, index_ops,
-                      logging_ops, math_ops, sequence_ops,
-                      nn_ops, reduction_ops, scan_ops, scatter_ops, slicing_ops, state_ops, tile_pad_ops)
+                      logging_ops, math_ops, nn_ops, random_ops, reduction_ops, scan_ops, scatter_ops, sequence_ops,
+                      slicing_ops, state_ops, tensor_scatter_extremum_ops, tile_pad_ops)
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.train.training_ops import UPDATE_KINDS
@@ -352,6 +352,15 @@ def _uniform_int(x, a, name):
                    _seeds(a))
 
 
+def _per_parameter_random(op_type: str, dtype_attr: str) -> Builder:
+    """RandomGamma / RandomPoissonV2(shape, parameter): `shape` draws of each parameter, seeds kept."""
+    def build(x, a, name):
+        dims = _partial_vector(x[0])
+        shape = tensor_shape.TensorShape(dims).concatenate(x[1].shape) if dims is not None else None
+        return make_op(op_type, list(x), a[dtype_attr], shape, name, _seeds(a))
+    return build
+
+
 def _parse_example(x, a, name):
     """TF's ParseExample (keys and defaults as Const inputs) rebuilt as tftk's, its outputs in TF's order
     (all sparse indices, all sparse values, all sparse shapes, then the dense values)."""
@@ -434,6 +443,12 @@ BUILDERS: dict[str, Builder] = {
     "SoftmaxCrossEntropyWithLogits": _xent,
     "TruncatedNormal": _random("TruncatedNormal"), "RandomStandardNormal": _random("RandomStandardNormal"),
     "RandomUniform": _random("RandomUniform"), "RandomUniformInt": _uniform_int,
+    "RandomShuffle": lambda x, a, name: make_op("RandomShuffle", [x[0]], x[0].dtype, x[0].shape, name, _seeds(a)),
+    "Multinomial": lambda x, a, name: random_ops.multinomial_node("Multinomial", x[0], x[1], (),
+                                                                  a.get("output_dtype", dtypes.int64), _seeds(a), name),
+    "RandomGamma": _per_parameter_random("RandomGamma", "T"),
+    "BroadcastArgs": lambda x, a, name: tensor_scatter_extremum_ops.broadcast_dynamic_shape(x[0], x[1]),
+    "RandomPoissonV2": _per_parameter_random("RandomPoissonV2", "dtype"),
     "ReluGrad": _same("ReluGrad"),
     "BiasAddGrad": _same("BiasAddGrad"),
     "MaxPoolGrad": _max_pool_grad,

@@ -249,6 +249,8 @@ def multinomial(key, counter, logits: np.ndarray, num_samples: int, threads: int
     samples (high word first). Each shard of rows reads the stream from block
     start_row * (num_samples + 3) // 4 on, its rows one after the other.
     """
+    from tftk.kernels.philox_rejection import upper_bounds  # lazy: Numba loads when a draw runs
+
     batch, classes = logits.shape
     finite = np.isfinite(logits)
     lowest = np.finfo(logits.dtype).min
@@ -262,6 +264,5 @@ def multinomial(key, counter, logits: np.ndarray, num_samples: int, threads: int
         shard_counter = (counter + start * (num_samples + 3) // 4) & ((1 << 128) - 1)
         words = samples32(key, shard_counter, (limit - start) * 2 * num_samples)
         units = _to_double(words[0::2], words[1::2]).reshape(limit - start, num_samples)
-        for row in range(start, limit):
-            out[row] = np.searchsorted(cdf[row], units[row - start] * cdf[row, -1], side="right")
+        upper_bounds(cdf, units, start, out)
     return out

@@ -1,4 +1,5 @@
-"""TF's per-output rejection samplers on Philox4x32-10: RandomGamma, RandomPoissonV2, RandomShuffle.
+"""TF's per-output rejection samplers on Philox4x32-10 (RandomGamma, RandomPoissonV2) and the
+sequential steps of RandomShuffle and Multinomial.
 
 A rejection sampler needs an unknown number of random values per output, so TF gives output i
 (its index in alpha/rate-major order) its own stretch of the generator: the run's counter moved on
@@ -21,7 +22,7 @@ import numpy as np
 
 from tftk.kernels.jit import njit
 
-__all__ = ["gamma_samples", "poisson_samples", "fisher_yates"]
+__all__ = ["gamma_samples", "poisson_samples", "fisher_yates", "upper_bounds"]
 
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 _W0, _W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
@@ -75,6 +76,31 @@ def _normal_pair(k0, k1, lo, hi):
     return math.sin(v1) * radius, math.cos(v1) * radius
 
 
+# An output's generator: counter[0:2] = (low, high) words of its 128-bit counter. A distribution's
+# pending values (one row of `pending` each): [0:2] = the last draw's two values, [2] = how many
+# are left (read from the last to the first, as TF's `remaining--` counters do).
+
+@njit(cache=True, error_model="numpy")
+def _start(lo, hi, output_index, counter, pending):
+    """Point `counter` at output `output_index`'s stretch of the stream; empty `pending` (2 rows)."""
+    counter[0], counter[1] = _advance(lo, hi, _BLOCKS_PER_OUTPUT * np.uint64(output_index))
+    pending[:, 2] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _next(k0, k1, counter, pending, normal):
+    """The next value of the uniform (normal=False) or normal distribution whose state is `pending`."""
+    if pending[2] == 0.0:
+        if normal:
+            pending[0], pending[1] = _normal_pair(k0, k1, counter[0], counter[1])
+        else:
+            pending[0], pending[1] = _uniform_pair(k0, k1, counter[0], counter[1])
+        counter[0], counter[1] = _advance(counter[0], counter[1], _ONE)
+        pending[2] = 2.0
+    pending[2] -= 1.0
+    return pending[int(pending[2])]
+
+
 @njit(cache=True, error_model="numpy")
 def gamma_samples(k0, k1, lo, hi, alphas, num_samples):
     """RandomGamma's num_samples x len(alphas) draws (float64, sample-major) from the run's counter.
@@ -85,49 +111,32 @@ def gamma_samples(k0, k1, lo, hi, alphas, num_samples):
     """
     num_alphas = alphas.size
     out = np.empty(num_samples * num_alphas, np.float64)
+    counter = np.empty(2, np.uint64)
+    pending = np.empty((2, 3))
+    normals, uniforms = pending[0], pending[1]
     for alpha_index in range(num_alphas):
         alpha = alphas[alpha_index]
         below_one = alpha < 1
         d = alpha + (2.0 / 3 if below_one else -1.0 / 3)
         c = 1.0 / 3 / math.sqrt(d)
         for sample_index in range(num_samples):
-            output_index = np.uint64(alpha_index * num_samples + sample_index)
-            glo, ghi = _advance(lo, hi, _BLOCKS_PER_OUTPUT * output_index)
+            _start(lo, hi, alpha_index * num_samples + sample_index, counter, pending)
             if alpha == 1.0:
-                out[sample_index * num_alphas + alpha_index] = -math.log1p(-_uniform_pair(k0, k1, glo, ghi)[1])
-                continue
-            normals_left = 0
-            uniforms_left = 0
-            n0 = n1 = u0 = u1 = 0.0
-            while True:
-                if normals_left == 0:
-                    n0, n1 = _normal_pair(k0, k1, glo, ghi)
-                    glo, ghi = _advance(glo, ghi, _ONE)
-                    normals_left = 2
-                normals_left -= 1
-                x = n1 if normals_left == 1 else n0
-                v = 1 + c * x
-                if v <= 0:
-                    continue
-                v = v * v * v
-                if uniforms_left == 0:
-                    u0, u1 = _uniform_pair(k0, k1, glo, ghi)
-                    glo, ghi = _advance(glo, ghi, _ONE)
-                    uniforms_left = 2
-                uniforms_left -= 1
-                u = u1 if uniforms_left == 1 else u0
-                if u < 1 - 0.0331 * (x * x) * (x * x) or math.log(u) < 0.5 * x * x + d * (1 - v + math.log(v)):
-                    result = d * v
-                    if below_one:
-                        if uniforms_left == 0:
-                            u0, u1 = _uniform_pair(k0, k1, glo, ghi)
-                            glo, ghi = _advance(glo, ghi, _ONE)
-                            uniforms_left = 2
-                        uniforms_left -= 1
-                        b = u1 if uniforms_left == 1 else u0
-                        result *= b ** (1 / alpha)
-                    out[sample_index * num_alphas + alpha_index] = result
-                    break
+                result = -math.log1p(-_next(k0, k1, counter, uniforms, False))
+            else:
+                while True:
+                    x = _next(k0, k1, counter, normals, True)
+                    v = 1 + c * x
+                    if v <= 0:
+                        continue
+                    v = v * v * v
+                    u = _next(k0, k1, counter, uniforms, False)
+                    if u < 1 - 0.0331 * (x * x) * (x * x) or math.log(u) < 0.5 * x * x + d * (1 - v + math.log(v)):
+                        result = d * v
+                        if below_one:
+                            result *= _next(k0, k1, counter, uniforms, False) ** (1 / alpha)
+                        break
+            out[sample_index * num_alphas + alpha_index] = result
     return out
 
 
@@ -141,6 +150,9 @@ def poisson_samples(k0, k1, lo, hi, rates, num_samples, highest):
     """
     num_rates = rates.size
     out = np.empty(num_samples * num_rates, np.float64)
+    counter = np.empty(2, np.uint64)
+    pending = np.empty((1, 3))
+    uniforms = pending[0]
     for rate_index in range(num_rates):
         rate = rates[rate_index]
         exp_neg_rate = math.exp(-rate)
@@ -149,59 +161,65 @@ def poisson_samples(k0, k1, lo, hi, rates, num_samples, highest):
         a = -0.059 + 0.02483 * b
         inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
         for sample_index in range(num_samples):
-            output_index = np.uint64(rate_index * num_samples + sample_index)
-            glo, ghi = _advance(lo, hi, _BLOCKS_PER_OUTPUT * output_index)
-            uniforms_left = 0
-            u0 = u1 = 0.0
+            _start(lo, hi, rate_index * num_samples + sample_index, counter, pending)
             if rate < 10:
                 product = 1.0
-                count = 0.0
+                k = 0.0
                 while True:
-                    if uniforms_left == 0:
-                        u0, u1 = _uniform_pair(k0, k1, glo, ghi)
-                        glo, ghi = _advance(glo, ghi, _ONE)
-                        uniforms_left = 2
-                    uniforms_left -= 1
-                    product = product * (u1 if uniforms_left == 1 else u0)
-                    if product <= exp_neg_rate and count <= highest:
+                    product = product * _next(k0, k1, counter, uniforms, False)
+                    if product <= exp_neg_rate and k <= highest:
                         break
-                    count += 1
-                out[sample_index * num_rates + rate_index] = count
-                continue
-            while True:
-                if uniforms_left == 0:
-                    u0, u1 = _uniform_pair(k0, k1, glo, ghi)
-                    glo, ghi = _advance(glo, ghi, _ONE)
-                    uniforms_left = 2
-                uniforms_left -= 1
-                u = (u1 if uniforms_left == 1 else u0) - 0.5
-                if uniforms_left == 0:
-                    u0, u1 = _uniform_pair(k0, k1, glo, ghi)
-                    glo, ghi = _advance(glo, ghi, _ONE)
-                    uniforms_left = 2
-                uniforms_left -= 1
-                v = u1 if uniforms_left == 1 else u0
-                u_shifted = 0.5 - abs(u)
-                k = math.floor((2 * a / u_shifted + b) * u + rate + 0.43)
-                if k > highest:
-                    continue
-                if u_shifted >= 0.07 and v <= 0.9277 - 3.6224 / (b - 2):
-                    break
-                if k < 0 or (u_shifted < 0.013 and v > u_shifted):
-                    continue
-                s = math.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
-                t = -rate + k * log_rate - math.lgamma(k + 1)
-                if s <= t:
-                    break
+                    k += 1
+            else:
+                while True:
+                    u = _next(k0, k1, counter, uniforms, False) - 0.5
+                    v = _next(k0, k1, counter, uniforms, False)
+                    u_shifted = 0.5 - abs(u)
+                    k = math.floor((2 * a / u_shifted + b) * u + rate + 0.43)
+                    if k > highest:
+                        continue
+                    if u_shifted >= 0.07 and v <= 0.9277 - 3.6224 / (b - 2):
+                        break
+                    if k < 0 or (u_shifted < 0.013 and v > u_shifted):
+                        continue
+                    s = math.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
+                    t = -rate + k * log_rate - math.lgamma(k + 1)
+                    if s <= t:
+                        break
             out[sample_index * num_rates + rate_index] = k
     return out
 
 
-@njit(cache=True)
-def fisher_yates(size, draws):
-    """TF's RandomShuffle permutation of range(size): swap i with i + draws[i] % (size - i)."""
+@njit(cache=True, error_model="numpy")
+def fisher_yates(k0, k1, lo, hi, size):
+    """TF's RandomShuffle permutation of range(size): swap i with i + s_i % (size - i), s_i the
+    stream's 32-bit samples in order from the counter (lo, hi)."""
     permutation = np.arange(size)
+    words = np.empty(4, np.uint64)
     for i in range(size - 1):
-        j = i + np.int64(draws[i] % np.uint32(size - i))
+        if i % 4 == 0:
+            words[0], words[1], words[2], words[3] = _block(k0, k1, lo, hi)
+            lo, hi = _advance(lo, hi, _ONE)
+        j = i + np.int64(words[i % 4] % np.uint64(size - i))
         permutation[i], permutation[j] = permutation[j], permutation[i]
     return permutation
+
+
+@njit(cache=True)
+def upper_bounds(cdf, units, first_row, out):
+    """Multinomial's class choices: out[first_row + r, j] = the first class whose running sum in
+    cdf[first_row + r] exceeds units[r, j] * the row's total (std::upper_bound)."""
+    classes = cdf.shape[1]
+    for r in range(units.shape[0]):
+        row = first_row + r
+        total = cdf[row, classes - 1]
+        for j in range(units.shape[1]):
+            target = units[r, j] * total
+            low, high = 0, classes
+            while low < high:
+                middle = (low + high) >> 1
+                if cdf[row, middle] <= target:
+                    low = middle + 1
+                else:
+                    high = middle
+            out[row, j] = low

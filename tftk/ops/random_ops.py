@@ -22,8 +22,7 @@ import numpy as np
 from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape
-from tftk.kernels import philox, philox_rejection
-from tftk.kernels.gamma_sample_grad import gamma_sample_grad
+from tftk.kernels import philox
 from tftk.ops import math_ops
 from tftk.ops.constant_value import constant_value
 from tftk.ops.array_ops import reshape
@@ -211,8 +210,10 @@ def _bind_shuffle(op, ctx):
         if x.size <= 1 or x.shape[0] <= 1:
             return x
         size = x.shape[0]
-        key, counter = stream.reserve_blocks((size + 2) // 4)
-        return x[philox_rejection.fisher_yates(size, philox.samples32(key, counter, size - 1))]
+        (k0, k1), counter = stream.reserve_blocks((size + 2) // 4)
+        from tftk.kernels import philox_rejection  # lazy: Numba loads when a draw runs
+        return x[philox_rejection.fisher_yates(np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64),
+                                               np.uint64(counter >> 64), size)]
     return kernel
 
 
@@ -283,7 +284,7 @@ def _multinomial(default_name: str, logits: Any, num_samples: Any, seed: int | N
 
 
 def multinomial_node(op_type: str, logits: Any, num_samples: Any, extra: tuple, output_dtype: Any,
-                     attrs: dict) -> Tensor:
+                     attrs: dict, name: str | None = None) -> Tensor:
     """A Multinomial-like node [batch, num_samples], its logits and constant num_samples checked as TF
     checks them when it builds the graph."""
     x = convert_to_tensor(logits, name="logits")
@@ -295,7 +296,7 @@ def multinomial_node(op_type: str, logits: Any, num_samples: Any, extra: tuple, 
         raise ValueError(f"{op_type}: num_samples must be non-negative but is {int(nv)}")
     rows = x.shape.as_tuple()[0] if x.shape.ndims else None
     return make_op(op_type, [x, n, *extra], dtypes.as_dtype(output_dtype), [rows, None if nv is None else int(nv)],
-                   op_type, attrs)
+                   name or op_type, attrs)
 
 
 def _float_as(values: np.ndarray, npd) -> np.ndarray:
@@ -305,29 +306,45 @@ def _float_as(values: np.ndarray, npd) -> np.ndarray:
     return values.astype(npd)
 
 
-def _bind_gamma(op, ctx):
-    stream = philox_for(op, ctx)
-    npd = _numpy_dtype(op)
+def per_output_draws(op, key: tuple[int, int], counter: int, parameter: np.ndarray, num_samples: int) -> np.ndarray:
+    """`num_samples` Gamma (op type with "Gamma") or Poisson draws of each parameter value, flat and
+    sample-major in the op's dtype, output i read from block 256 * i on (RandomGamma, RandomPoissonV2
+    and their stateless twins)."""
+    from tftk.kernels import philox_rejection  # lazy: Numba loads when a draw runs
 
-    def kernel(shape, alpha):
+    npd = np.dtype(_numpy_dtype(op))
+    values = np.ascontiguousarray(parameter, dtype=np.float64).reshape(-1)
+    words = np.uint64(key[0]), np.uint64(key[1]), np.uint64(counter & _LOW64), np.uint64(counter >> 64)
+    if "Gamma" in op.type:
+        return _float_as(philox_rejection.gamma_samples(*words, values, num_samples), npd)
+    if np.isnan(values).any() or np.isposinf(values).any():  # TF's kernel would loop forever on these
+        raise errors.InvalidArgumentError(None, op, f"{op.name}: rate must be finite, got "
+                                          f"{values[~np.isfinite(values)][0]}")
+    return _float_as(philox_rejection.poisson_samples(*words, values, num_samples, _HIGHEST[npd]), npd)
+
+
+def _bind_per_output(op, ctx):
+    """RandomGamma / RandomPoissonV2: `shape` draws of each parameter, shape + parameter.shape."""
+    stream = philox_for(op, ctx)
+
+    def kernel(shape, parameter):
         dims = tuple(int(d) for d in shape)
         num_samples = int(np.prod(dims, dtype=np.int64))
-        if num_samples == 0 or alpha.size == 0:
-            return np.zeros(dims + alpha.shape, npd)
-        (k0, k1), counter = stream.reserve(num_samples * alpha.size)
-        draws = philox_rejection.gamma_samples(
-            np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64), np.uint64(counter >> 64),
-            np.ascontiguousarray(alpha, dtype=np.float64).reshape(-1), num_samples)
-        return _float_as(draws, npd).reshape(dims + alpha.shape)
+        if num_samples == 0 or parameter.size == 0:
+            return np.zeros(dims + parameter.shape, _numpy_dtype(op))
+        key, counter = stream.reserve(num_samples * parameter.size)
+        return per_output_draws(op, key, counter, parameter, num_samples).reshape(dims + parameter.shape)
     return kernel
 
 
 _PHILOX_TYPES.add("RandomGamma")
-registry.register_op("RandomGamma", _bind_gamma, stateful=True)
+registry.register_op("RandomGamma", _bind_per_output, stateful=True)
 
 
 def _gamma_sample_grad(alpha: np.ndarray, sample: np.ndarray) -> np.ndarray:
     """RandomGammaGrad: d sample / d alpha of Gamma(alpha, 1) samples (alpha broadcast to the samples)."""
+    from tftk.kernels.gamma_sample_grad import gamma_sample_grad  # lazy: Numba loads when it runs
+
     alphas = np.broadcast_to(alpha, np.broadcast_shapes(alpha.shape, sample.shape)).astype(np.float64)
     samples = np.broadcast_to(sample, alphas.shape).astype(np.float64)
     distinct, where_in = np.unique(alphas, return_inverse=True)  # digamma once per distinct alpha
@@ -342,12 +359,15 @@ registry.not_differentiable("RandomGammaGrad")
 
 @registry.register_gradient("RandomGamma")
 def _random_gamma_grad(op, grad):
+    return [None, gamma_alpha_grad(op.inputs[1], op.outputs[0], grad)]
+
+
+def gamma_alpha_grad(alpha: Tensor, sample: Tensor, grad: Tensor) -> Tensor:
     """The implicit reparameterisation gradient: sum over the sample dimensions of grad * dx/dalpha."""
-    alpha, sample = op.inputs[1], op.outputs[0]
     sample_dims = sample.shape.ndims - alpha.shape.ndims
     alpha_leading = reshape(alpha, [1] * sample_dims + alpha.shape.as_list())
     partial = make_op("RandomGammaGrad", [alpha_leading, sample], sample.dtype, sample.shape, "RandomGammaGrad")
-    return [None, reduce_sum(math_ops.multiply(grad, partial), axis=list(range(sample_dims)))]
+    return reduce_sum(math_ops.multiply(grad, partial), axis=list(range(sample_dims)))
 
 
 def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
@@ -357,15 +377,25 @@ def random_gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.f
     dtype = dtypes.as_dtype(dtype)
     with op_scope(name, "random_gamma", [shape, alpha, beta]):
         shape_t, static = shape_input(shape, "shape")
-        a = convert_to_tensor(alpha, dtype=dtype, name="alpha")
-        b = convert_to_tensor(1 if beta is None else beta, dtype=dtype, name="beta")
-        a_dims, b_dims = a.shape.as_tuple(), b.shape.as_tuple()
-        known = a_dims is not None and b_dims is not None and None not in a_dims + b_dims
-        a_broadcast = broadcast_to(a, np.broadcast_shapes(a_dims, b_dims)) if known else a
+        a_broadcast, b = gamma_parameters(alpha, beta, dtype)
         s1, s2 = get_seed(seed)
         draws = make_op("RandomGamma", [shape_t, a_broadcast], dtype, static.concatenate(a_broadcast.shape),
                         "RandomGamma", {"seed": s1, "seed2": s2})
-        return math_ops.maximum(np.finfo(dtype.as_numpy_dtype).tiny, math_ops.realdiv(draws, b))
+        return gamma_scaled(draws, b)
+
+
+def gamma_parameters(alpha: Any, beta: Any, dtype: dtypes.DType) -> tuple[Tensor, Tensor]:
+    """(alpha broadcast against beta, beta), both of `dtype`, as TF's random_gamma builds them."""
+    a = convert_to_tensor(alpha, dtype=dtype, name="alpha")
+    b = convert_to_tensor(1 if beta is None else beta, dtype=dtype, name="beta")
+    a_dims, b_dims = a.shape.as_tuple(), b.shape.as_tuple()
+    known = a_dims is not None and b_dims is not None and None not in a_dims + b_dims
+    return (broadcast_to(a, np.broadcast_shapes(a_dims, b_dims)) if known else a), b
+
+
+def gamma_scaled(draws: Tensor, beta: Tensor) -> Tensor:
+    """Gamma(alpha, 1) draws / beta, kept above the dtype's smallest normal number (TF's rule)."""
+    return math_ops.maximum(np.finfo(draws.dtype.as_numpy_dtype).tiny, math_ops.realdiv(draws, beta))
 
 
 _LOW64 = (1 << 64) - 1
@@ -373,29 +403,8 @@ _HIGHEST = {np.dtype(t): float(np.finfo(t).max if np.dtype(t).kind == "f" else n
             for t in (np.float16, np.float32, np.float64, np.int32, np.int64)}
 
 
-def _bind_poisson(op, ctx):
-    stream = philox_for(op, ctx)
-    npd = _numpy_dtype(op)
-
-    def kernel(shape, rate):
-        dims = tuple(int(d) for d in shape)
-        num_samples = int(np.prod(dims, dtype=np.int64))
-        if num_samples == 0 or rate.size == 0:
-            return np.zeros(dims + rate.shape, npd)
-        rates = np.ascontiguousarray(rate, dtype=np.float64).reshape(-1)
-        if np.isnan(rates).any() or np.isposinf(rates).any():  # TF's kernel would loop forever on these
-            raise errors.InvalidArgumentError(None, op, f"{op.name}: rate must be finite, got "
-                                              f"{rates[~np.isfinite(rates)][0]}")
-        (k0, k1), counter = stream.reserve(num_samples * rate.size)
-        draws = philox_rejection.poisson_samples(
-            np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64), np.uint64(counter >> 64),
-            rates, num_samples, _HIGHEST[np.dtype(npd)])
-        return _float_as(draws, npd).reshape(dims + rate.shape)
-    return kernel
-
-
 _PHILOX_TYPES.add("RandomPoissonV2")
-_register_random("RandomPoissonV2", _bind_poisson)
+_register_random("RandomPoissonV2", _bind_per_output)
 
 
 def random_poisson(lam: Any, shape: Any, dtype: Any = dtypes.float32, seed: int | None = None,

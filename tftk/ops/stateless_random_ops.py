@@ -1,4 +1,5 @@
-"""Stateless random ops (`tf.random.stateless_uniform`, `_normal`, `_truncated_normal`, `_categorical`): values fixed by
+"""Stateless random ops (`tf.random.stateless_uniform`, `_normal`, `_truncated_normal`, `_categorical`,
+`_gamma`, `_poisson`): values fixed by
 a `seed` tensor of two integers, the same in every run and session, and the same as TF's.
 
 TF derives a Philox key and counter from the seed pair (one Philox block of the seed under a fixed
@@ -11,15 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import dtypes, errors, registry
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.kernels import philox
 from tftk.ops import math_ops
 from tftk.ops.op_builder import make_op, op_scope
-from tftk.ops.random_ops import multinomial_kernel, multinomial_node, shape_input
+from tftk.ops.random_ops import (gamma_alpha_grad, gamma_parameters, gamma_scaled, multinomial_kernel,
+                                  multinomial_node, per_output_draws, shape_input)
 
 __all__ = ["stateless_random_uniform", "stateless_random_normal", "stateless_truncated_normal",
-           "stateless_multinomial", "stateless_categorical"]
+           "stateless_multinomial", "stateless_categorical", "stateless_random_gamma", "stateless_random_poisson"]
 
 _SEED_KEY = (0x3EC8F720, 0x02461E29)  # TF's fixed key for turning a seed pair into a key and counter
 _MASK64 = (1 << 64) - 1
@@ -154,3 +156,53 @@ def stateless_categorical(logits: Any, num_samples: Any, seed: Any, dtype: Any =
     """tf.random.stateless_categorical: stateless_multinomial with TF2's argument name for the dtype."""
     with op_scope(name, "stateless_categorical", [logits, seed]):
         return multinomial_node("StatelessMultinomial", logits, num_samples, (_seed(seed),), dtype, {})
+
+
+def _bind_stateless_per_output(op, ctx):
+    """StatelessRandomGammaV2 / StatelessRandomPoisson: the output's trailing dims are the
+    parameter's; each parameter value gets the leading dims' worth of draws."""
+    def kernel(shape, seed, parameter):
+        dims = tuple(int(d) for d in shape)
+        n = int(np.prod(dims, dtype=np.int64))
+        if n == 0:
+            return np.zeros(dims, op.outputs[0].dtype.as_numpy_dtype)
+        if dims[len(dims) - parameter.ndim:] != parameter.shape or parameter.ndim > len(dims):
+            raise errors.InvalidArgumentError(None, op, f"{op.name}: Shape passed in must end with broadcasted "
+                                              f"shape (shape {list(dims)}, parameter {list(parameter.shape)})")
+        key, counter = key_and_counter(seed)
+        return per_output_draws(op, key, counter, parameter, n // parameter.size).reshape(dims)
+    return kernel
+
+
+registry.register_op("StatelessRandomGammaV2", _bind_stateless_per_output)
+registry.register_op("StatelessRandomPoisson", _bind_stateless_per_output)
+registry.not_differentiable("StatelessRandomPoisson")
+
+
+@registry.register_gradient("StatelessRandomGammaV2")
+def _stateless_gamma_grad(op, grad):
+    return [None, None, gamma_alpha_grad(op.inputs[2], op.outputs[0], grad)]
+
+
+def stateless_random_gamma(shape: Any, seed: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
+                           name: str | None = None) -> Tensor:
+    """Gamma(alpha, beta) draws of shape `shape` (ending with broadcast(alpha, beta).shape), fixed by
+    the seed pair: TF's values."""
+    dtype = dtypes.as_dtype(dtype)
+    with op_scope(name, "stateless_random_gamma", [shape, seed, alpha, beta]):
+        shape_t, static = shape_input(shape, "shape")
+        a_broadcast, b = gamma_parameters(alpha, beta, dtype)
+        draws = make_op("StatelessRandomGammaV2", [shape_t, _seed(seed), a_broadcast], dtype, static,
+                        "StatelessRandomGammaV2", {"dtype": dtype})
+        return gamma_scaled(draws, b)
+
+
+def stateless_random_poisson(shape: Any, seed: Any, lam: Any, dtype: Any = dtypes.int32,
+                             name: str | None = None) -> Tensor:
+    """Poisson(lam) draws of shape `shape` (ending with lam's shape), fixed by the seed pair: TF's values."""
+    dtype = dtypes.as_dtype(dtype)
+    with op_scope(name, "stateless_random_poisson", [shape, seed, lam]):
+        shape_t, static = shape_input(shape, "shape")
+        rate = convert_to_tensor(lam, name="lam")
+        return make_op("StatelessRandomPoisson", [shape_t, _seed(seed), rate], dtype, static,
+                       "StatelessRandomPoisson", {"dtype": dtype})
