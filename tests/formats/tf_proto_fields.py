@@ -7,11 +7,11 @@ so a test can compare them with tftk.proto's declarations.
 import json
 import sys
 
-from tensorflow.core.framework import op_def_pb2, tensor_slice_pb2, variable_pb2
+from tensorflow.core.framework import function_pb2, graph_pb2, op_def_pb2, tensor_slice_pb2, variable_pb2
 from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2, saver_pb2, tensor_bundle_pb2
 from tensorflow.python.training import checkpoint_state_pb2
 
-MODULES = [op_def_pb2, tensor_slice_pb2, variable_pb2, meta_graph_pb2, saved_model_pb2, saver_pb2,
+MODULES = [function_pb2, graph_pb2, op_def_pb2, tensor_slice_pb2, variable_pb2, meta_graph_pb2, saved_model_pb2, saver_pb2,
            tensor_bundle_pb2, checkpoint_state_pb2]
 
 
