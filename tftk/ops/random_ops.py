@@ -210,6 +210,8 @@ def _bind_shuffle(op, ctx):
         if x.size <= 1 or x.shape[0] <= 1:
             return x
         size = x.shape[0]
+        if size >= 2**31:
+            raise errors.InvalidArgumentError(None, op, f"{op.name}: cannot shuffle {size} rows (2**31 at most)")
         (k0, k1), counter = stream.reserve_blocks((size + 2) // 4)
         from tftk.kernels import philox_rejection  # lazy: Numba loads when a draw runs
         return x[philox_rejection.fisher_yates(np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64),
