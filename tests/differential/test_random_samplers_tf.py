@@ -52,6 +52,8 @@ DRAWS = {  # name: (graph seed, expression)
     "poisson_large": (4, "tf.random.poisson([0.1, 3.0, 15.0, 1e6], [500], seed=6)"),
     "poisson_negative_and_zero_rate": (4, "tf.random_poisson([-1.0, 0.0, -np.inf], [3], seed=2)"),
     "poisson_empty": (4, "tf.random_poisson([2.0], [0], seed=2)"),
+    "poisson_op_seed_only": (None, "tf.random_poisson([2.0, 11.0], [3], seed=9)"),
+    "gamma_op_seed_only": (None, "tf.random_gamma([3], [2.0, 0.7], seed=9)"),
     "stateless_categorical": (None, "tf.random.stateless_categorical([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]], 6,"
                                     " seed=[4, 5], dtype=tf.int32)"),
     # All-constant input: TF folds the op when it builds the session, running it on one thread.
@@ -174,3 +176,14 @@ def test_gamma_reparameterisation_gradient_is_tensorflows(reparameterised_oracle
     np.testing.assert_array_equal(got.outputs["y"], expected.outputs["y"])
     assert got.outputs["grad"].dtype == expected.outputs["grad"].dtype
     np.testing.assert_allclose(got.outputs["grad"], expected.outputs["grad"], rtol=REPARAMETERISED[name][1])
+
+
+@pytest.mark.parametrize("rate, dtype", [(np.nan, "float32"), (np.inf, "float64"), (1e10, "int32"), (1e5, "float16")])
+def test_poisson_rates_tensorflow_would_loop_forever_on_fail_with_a_clear_message(rate, dtype):
+    """TF's kernel redraws until a count fits the output type (or forever for a NaN/inf rate)."""
+    import tftk as tf
+
+    with tf.Graph().as_default():
+        draws = tf.random_poisson([1.0, rate], [3], dtype=getattr(tf, dtype), seed=1)
+        with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="has no draws that fit"):
+            sess.run(draws)

@@ -192,15 +192,16 @@ def poisson_samples(k0, k1, lo, hi, rates, num_samples, highest):
 
 @njit(cache=True, error_model="numpy")
 def fisher_yates(k0, k1, lo, hi, size):
-    """TF's RandomShuffle permutation of range(size): swap i with i + s_i % (size - i), s_i the
-    stream's 32-bit samples in order from the counter (lo, hi)."""
-    permutation = np.arange(size)
-    words = np.empty(4, np.uint64)
+    """TF's RandomShuffle permutation of range(size) (int32, size < 2**31): swap i with
+    i + s_i % (size - i), s_i the stream's 32-bit samples in order from the counter (lo, hi)."""
+    permutation = np.arange(size, dtype=np.int32)
+    words = np.empty(4, np.uint32)
     for i in range(size - 1):
         if i % 4 == 0:
-            words[0], words[1], words[2], words[3] = _block(k0, k1, lo, hi)
+            x0, x1, x2, x3 = _block(k0, k1, lo, hi)
+            words[0], words[1], words[2], words[3] = x0, x1, x2, x3
             lo, hi = _advance(lo, hi, _ONE)
-        j = i + np.int64(words[i % 4] % np.uint64(size - i))
+        j = i + np.int64(words[i % 4] % np.uint32(size - i))
         permutation[i], permutation[j] = permutation[j], permutation[i]
     return permutation
 

@@ -210,6 +210,8 @@ def _bind_shuffle(op, ctx):
         if x.size <= 1 or x.shape[0] <= 1:
             return x
         size = x.shape[0]
+        if size >= 2**31:
+            raise errors.InvalidArgumentError(None, op, f"{op.name}: cannot shuffle {size} rows (2**31 at most)")
         (k0, k1), counter = stream.reserve_blocks((size + 2) // 4)
         from tftk.kernels import philox_rejection  # lazy: Numba loads when a draw runs
         return x[philox_rejection.fisher_yates(np.uint64(k0), np.uint64(k1), np.uint64(counter & _LOW64),
@@ -317,9 +319,10 @@ def per_output_draws(op, key: tuple[int, int], counter: int, parameter: np.ndarr
     words = np.uint64(key[0]), np.uint64(key[1]), np.uint64(counter & _LOW64), np.uint64(counter >> 64)
     if "Gamma" in op.type:
         return _float_as(philox_rejection.gamma_samples(*words, values, num_samples), npd)
-    if np.isnan(values).any() or np.isposinf(values).any():  # TF's kernel would loop forever on these
-        raise errors.InvalidArgumentError(None, op, f"{op.name}: rate must be finite, got "
-                                          f"{values[~np.isfinite(values)][0]}")
+    unbounded = np.isnan(values) | (values > _HIGHEST[npd])  # TF's kernel would loop forever on these
+    if unbounded.any():
+        raise errors.InvalidArgumentError(None, op, f"{op.name}: rate {values[unbounded][0]} has no draws that fit "
+                                          f"{npd.name}: give a finite rate below {_HIGHEST[npd]:g}")
     return _float_as(philox_rejection.poisson_samples(*words, values, num_samples, _HIGHEST[npd]), npd)
 
 
