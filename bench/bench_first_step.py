@@ -16,7 +16,8 @@ Rows (tftk's warm ones run once first, unmeasured, so Numba's cache and Python's
   imported;
 - `tftk-jit`: without it (TFTK_AOT_KERNELS=0), kernels from Numba's on-disk cache;
 - `numba`: Numba's own fixed cost in a fresh process, the first call of a one-loop cached kernel
-  (Numba builds its typing and target contexts then), a floor under `tftk-jit`'s first kernel;
+  (kernels import Numba on first call; it then builds its typing and target contexts), a floor
+  under `tftk-jit`'s first kernel call that the `tftk` row does not pay;
 - with `--cold`, the same two tftk rows with an empty Numba cache each round (a fresh install:
   with the module built at install time, and without a compiler), first step in wall and CPU time.
 `--profile` runs one tftk first step under cProfile and prints where its time goes.
@@ -40,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 NUMBA_FLOOR = r'''
 import json, sys, time
 import numpy as np
-from tftk.kernels.elementwise import relu_grad_in_place  # a one-loop kernel, already in the cache
+from tftk.kernels.elementwise import relu_grad_in_place  # a one-loop kernel, in the cache (Numba not imported yet)
 g, y = np.ones(4, np.float32), np.ones(4, np.float32)
 start = time.perf_counter()
 relu_grad_in_place(g, y)
@@ -139,8 +140,8 @@ def main() -> None:
     rows = ["tftk", "tftk-jit"] if ensure_kernel_module() else ["tftk-jit"]
     rows += ["tf"] if args.tf_python else []
     rows += [f"{row} cold" for row in rows if row.startswith("tftk")] if args.cold else []
-    for row in rows:
-        if row.startswith("tftk") and not row.endswith("cold"):
+    for row in rows + ["numba"]:
+        if row in ("tftk", "tftk-jit", "numba"):
             measure(sys.executable, row)  # warms Numba's cache and the .pyc files; not counted
     if args.profile:
         measure(sys.executable, rows[0], profile=True)
@@ -160,7 +161,7 @@ def main() -> None:
         print(f"{row:15}{m['import']:8.3f}{m['build']:8.3f}{m['init']:8.3f}{m['first_step']:10.3f}"
               f"{m['first_cpu']:9.3f}{m['second_step']:10.3f}{m['to_first']:8.3f}{m['to_first_cpu']:9.3f}"
               f"  {runs[0]['numba']}")
-    print(f"{'numba':15}{'':24}{statistics.median(floor):10.3f}   (first call of a one-loop cached kernel)")
+    print(f"{'numba':15}{'':24}{statistics.median(floor):10.3f}   (import Numba and call a one-loop cached kernel)")
     if "tf" in medians:
         for row in rows:
             if row != "tf":
