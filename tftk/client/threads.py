@@ -12,15 +12,19 @@ running threads, smoothed over samples at most every `SAMPLE_SECONDS`) and gives
 
 The count of runnable tasks is a guess: a neighbour that only bursts, a CPU quota, or a machine
 loaded by short jobs can leave it low while a 2-thread step still collapses (on the shared 2-core
-machine at load ~10, an LSTM step took 77 ms on 1 thread, 1.5 s on 2, and 105 ms with the guess
-alone). So each plan also keeps its measured step time per thread count (`StepTimes`): the count
+machine at load ~10, the bench_rnn LSTM step took 77-93 ms on 1 thread and 1.5-2.3 s on 2). So
+each plan also keeps its measured step time per thread count (`StepTimes`): the count
 with the lower time runs, and the other is measured again after a wait that doubles while it keeps
 losing (`RETRY_SECONDS` up to `RETRY_MAX_SECONDS`), so a 2-thread step that collapses is retried
 rarely, and one that recovers is found again within seconds. The first run of a plan (compilation)
-is not counted. Tried and not kept: OpenBLAS's `OPENBLAS_THREAD_TIMEOUT=4` (threads sleep at once
-instead of spinning; no better under contention), and splitting each product across two Python
-threads that take row blocks in turn (no collapse under contention, but on a quiet machine
-1.0-1.1x one thread's speed where OpenBLAS's two threads give 1.1-1.9x).
+is not counted. Under load the wall time of a step is the CPU share the scheduler gives it: TF's
+two runnable threads get two shares where one thread gets one, which no thread count here wins back
+(a 2-thread step that stalls at barriers gets less than one). Tried and not kept, measured on the
+RNN products (128x156x512 and its gradients): OpenBLAS's `OPENBLAS_THREAD_TIMEOUT=4` (threads sleep
+at once instead of spinning) was no better under contention (2-thread products 10-40x one thread's
+time either way); splitting each product into row blocks taken in turn by two Python threads with
+1-thread BLAS did not collapse under contention (about one thread's time) but on a quiet machine ran
+at 1.0-1.1x one thread's speed where OpenBLAS's two threads give 1.1-1.9x.
 
 `TFTK_ADAPTIVE_THREADS=0` turns both adjustments off (the bound is then used as given).
 """
