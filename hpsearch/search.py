@@ -19,7 +19,6 @@ from hpsearch.records import TrialRecord, apply_event, ranked
 from hpsearch.sampling import Sampler, sample_config, to_json_config, trial_seed
 from hpsearch.scheduler import Job, Scheduler
 from hpsearch.trial import TrialFunction, TrialOutcome, TrialTask, function_path
-from tftk.client.threads import usable_cores
 from tftk.user_input import UserInputError
 
 __all__ = ["SearchResult", "SearchSpec", "Execution", "run_search", "plan_brackets", "capped_workers", "JOURNAL_NAME"]
@@ -140,6 +139,7 @@ def run_search(trial_fn: TrialFunction | str, sampler: Sampler | None, search_di
     if trial_timeout is not None and not 0 < trial_timeout < float("inf"):
         raise UserInputError(f"trial_timeout must be a positive number of seconds, got {trial_timeout!r}")
     if execution.backend == "local":
+        from tftk.client.threads import usable_cores  # here: `import hpsearch` stays free of the engine
         nb_process = capped_workers(nb_process, sum(b.n_configs for b in brackets), usable_cores(), out)
 
     def config_of(job: Job) -> dict:
@@ -190,6 +190,7 @@ def worker_threads(workers: int, cores: int) -> int:
 
 
 def _make_pool(backend: str, address: str | None, nb_process: int, trial_timeout: float | None):
+    from tftk.client.threads import usable_cores
     threads = worker_threads(nb_process, usable_cores())
     if backend == "local":
         from hpsearch.local_pool import LocalPool
