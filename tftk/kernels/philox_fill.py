@@ -81,65 +81,107 @@ def _box_muller_f4(x0, x1):
 
 
 @njit(error_model="numpy")
+def _words(state, first, stride, count, words):
+    """Philox4x32-10 of the blocks at counter + first + i * stride (i < count) into column i of
+    `words` (4, m) uint32: one plane per word, so the compiler runs the rounds of many blocks side
+    by side (SIMD), ~10x faster than a block at a time."""
+    key0, key1, low, high = state[0], state[1], state[2], state[3]
+    for i in range(count):
+        offset = first + np.uint64(i) * stride
+        lo = low + offset
+        hi = high + np.uint64(lo < offset)  # 128-bit carry
+        c0, c1, c2, c3 = lo & _MASK, lo >> _SHIFT, hi & _MASK, hi >> _SHIFT
+        k0, k1 = key0, key1
+        for _ in range(10):
+            p0 = _M0 * c0
+            p1 = _M1 * c2
+            c0, c1, c2, c3 = ((p1 >> _SHIFT) ^ c1 ^ k0) & _MASK, p1 & _MASK, ((p0 >> _SHIFT) ^ c3 ^ k1) & _MASK, p0 & _MASK
+            k0 = (k0 + _W0) & _MASK
+            k1 = (k1 + _W1) & _MASK
+        words[0, i], words[1, i], words[2, i], words[3, i] = c0, c1, c2, c3
+
+
+_CHUNK = 1024  # blocks generated at a time: 16 KiB of words, in L1
+
+
+@njit(error_model="numpy")
 def uniform_float32(state, out):
     """RandomUniform float32: 4 values per block, block g at counter + g."""
     n = out.size
-    for g in range((n + 3) // 4):
-        x0, x1, x2, x3 = _block(state, np.uint64(g))
-        i = 4 * g
-        out[i] = _float(x0)
-        if i + 1 < n:
-            out[i + 1] = _float(x1)
-        if i + 2 < n:
-            out[i + 2] = _float(x2)
-        if i + 3 < n:
-            out[i + 3] = _float(x3)
+    words = np.empty((4, _CHUNK), np.uint32)
+    for first in range(0, (n + 3) // 4, _CHUNK):
+        count = min(_CHUNK, (n + 3) // 4 - first)
+        _words(state, np.uint64(first), _ONE, count, words)
+        whole = min(count, (n - 4 * first) // 4)
+        for i in range(whole):
+            at = 4 * (first + i)
+            out[at] = _float(np.uint64(words[0, i]))
+            out[at + 1] = _float(np.uint64(words[1, i]))
+            out[at + 2] = _float(np.uint64(words[2, i]))
+            out[at + 3] = _float(np.uint64(words[3, i]))
+        for j in range(4 * (first + whole), n if whole < count else 0):
+            out[j] = _float(np.uint64(words[j % 4, whole]))
 
 
 @njit(error_model="numpy")
 def uniform_float64(state, out):
     """RandomUniform float64: 2 values per block, block g at counter + g."""
     n = out.size
-    for g in range((n + 1) // 2):
-        x0, x1, x2, x3 = _block(state, np.uint64(g))
-        out[2 * g] = _double(x0, x1)
-        if 2 * g + 1 < n:
-            out[2 * g + 1] = _double(x2, x3)
+    words = np.empty((4, _CHUNK), np.uint32)
+    for first in range(0, (n + 1) // 2, _CHUNK):
+        count = min(_CHUNK, (n + 1) // 2 - first)
+        _words(state, np.uint64(first), _ONE, count, words)
+        for j in range(min(2 * count, n - 2 * first)):
+            column, pair = j // 2, 2 * (j % 2)
+            out[2 * first + j] = _double(np.uint64(words[pair, column]), np.uint64(words[pair + 1, column]))
 
 
 @njit(error_model="numpy")
 def normal_float32(state, out):
     """RandomStandardNormal float32: two Box-Muller pairs per block, block g at counter + g."""
     n = out.size
-    for g in range((n + 3) // 4):
-        x0, x1, x2, x3 = _block(state, np.uint64(g))
-        a, b = _box_muller_f4(x0, x1)
-        c, d = _box_muller_f4(x2, x3)
-        i = 4 * g
-        out[i] = a
-        if i + 1 < n:
-            out[i + 1] = b
-        if i + 2 < n:
-            out[i + 2] = c
-        if i + 3 < n:
-            out[i + 3] = d
+    words = np.empty((4, _CHUNK), np.uint32)
+    for first in range(0, (n + 3) // 4, _CHUNK):
+        count = min(_CHUNK, (n + 3) // 4 - first)
+        _words(state, np.uint64(first), _ONE, count, words)
+        for j in range(0, min(4 * count, n - 4 * first), 2):
+            column, pair = j // 4, j % 4
+            a, b = _box_muller_f4(np.uint64(words[pair, column]), np.uint64(words[pair + 1, column]))
+            out[4 * first + j] = a
+            if 4 * first + j + 1 < n:
+                out[4 * first + j + 1] = b
 
+
+@njit(error_model="numpy")
+def _take_block(values, out, at, filled):
+    """Append the values of one Box-Muller block with |x| < 2 to group at `at`; the new fill count."""
+    for value in values:
+        if filled < 4 and abs(value) < _CUT:
+            out[at + filled] = value
+            filled += 1
+    return filled
 
 
 @njit(error_model="numpy")
 def truncated_float32(state, out):
     """TruncatedNormal float32 into `out` (a whole number of groups of 4): group g rejects its way
-    through the blocks from counter + 256 g on."""
-    for g in range(out.size // 4):
-        base = np.uint64(g) * np.uint64(256)
-        filled = 0
-        block = _ZERO
-        while filled < 4:
-            x0, x1, x2, x3 = _block(state, base + block)
-            block += _ONE
-            a, b = _box_muller_f4(x0, x1)
-            c, d = _box_muller_f4(x2, x3)
-            for value in (a, b, c, d):
-                if filled < 4 and abs(value) < _CUT:
-                    out[4 * g + filled] = value
-                    filled += 1
+    through the blocks from counter + 256 g on. The first block of every group is generated side by
+    side; the ~1 in 6 groups that reject a value read their further blocks one at a time."""
+    groups = out.size // 4
+    words = np.empty((4, _CHUNK), np.uint32)
+    stride = np.uint64(256)
+    for first in range(0, groups, _CHUNK):
+        count = min(_CHUNK, groups - first)
+        _words(state, np.uint64(first) * stride, stride, count, words)
+        for i in range(count):
+            g = first + i
+            a, b = _box_muller_f4(np.uint64(words[0, i]), np.uint64(words[1, i]))
+            c, d = _box_muller_f4(np.uint64(words[2, i]), np.uint64(words[3, i]))
+            filled = _take_block((a, b, c, d), out, 4 * g, 0)
+            block = _ONE
+            while filled < 4:
+                x0, x1, x2, x3 = _block(state, np.uint64(g) * stride + block)
+                block += _ONE
+                a, b = _box_muller_f4(x0, x1)
+                c, d = _box_muller_f4(x2, x3)
+                filled = _take_block((a, b, c, d), out, 4 * g, filled)
