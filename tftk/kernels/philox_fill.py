@@ -3,9 +3,10 @@ and TruncatedNormal (float32), the very values `tftk.kernels.philox`'s numpy pat
 
 The numpy path spends ~150 numpy calls per draw on the ten Philox rounds and the conversions, which
 dominates small draws (a served ConvNet's dropout mask: ~190 of its ~295 µs) and costs a tenth of a
-second on a deep-MNIST initialisation's 3.3M truncated normals. These kernels make one pass over
-the output with the generator in registers. Each takes the generator as `state` = [key0, key1,
-counter low 64 bits, counter high 64 bits] (uint64) and fills `out` in place:
+second on a deep-MNIST initialisation's 3.3M truncated normals. These kernels generate the blocks
+1024 at a time as planes of words (`_words`, which the compiler vectorises) and convert them into
+the output. Each takes the generator as `state` = [key0, key1, counter low 64 bits, counter high
+64 bits] (uint64) and fills `out` in place:
 
 - uniform: group g (4 floats or 2 doubles) is the block at counter + g; a float is its sample's 23
   low bits times 2**-23 (exactly TF's 1.m - 1), a double 20 + 32 bits times 2**-52;
@@ -25,49 +26,29 @@ import math
 import numpy as np
 
 from tftk.kernels.jit import njit
+from tftk.kernels.philox_rejection import _M0, _M1, _MASK, _SHIFT, _W0, _W1, _advance, _block, _to_double
 
 __all__ = ["uniform_float32", "uniform_float64", "normal_float32", "truncated_float32"]
 
-_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-_W0, _W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
-_MASK = np.uint64(0xFFFFFFFF)
 _MANTISSA_F4 = np.uint64(0x7FFFFF)
-_MANTISSA_HIGH_F8 = np.uint64(0xFFFFF)
-_SHIFT = np.uint64(32)
 _ZERO, _ONE = np.uint64(0), np.uint64(1)
 _ULP_F4 = np.float32(2.0 ** -23)
-_ULP_F8 = 2.0 ** -52
 _TINY_F4 = np.float32(1.0e-7)
 _MINUS_TWO_F4 = np.float32(-2.0)
 _CUT = 2.0  # TruncatedNormal keeps |x| < 2
 
 
 @njit(error_model="numpy")
-def _block(state, offset):
+def _block_at(state, offset):
     """The four 32-bit words (as uint64) of Philox4x32-10 at the state's counter + offset."""
-    k0, k1 = state[0], state[1]
-    lo = state[2] + offset
-    hi = state[3] + (_ONE if lo < offset else _ZERO)  # 128-bit carry
-    c0, c1, c2, c3 = lo & _MASK, lo >> _SHIFT, hi & _MASK, hi >> _SHIFT
-    for _ in range(10):
-        p0 = _M0 * c0
-        p1 = _M1 * c2
-        c0, c1, c2, c3 = ((p1 >> _SHIFT) ^ c1 ^ k0) & _MASK, p1 & _MASK, ((p0 >> _SHIFT) ^ c3 ^ k1) & _MASK, p0 & _MASK
-        k0 = (k0 + _W0) & _MASK
-        k1 = (k1 + _W1) & _MASK
-    return c0, c1, c2, c3
+    lo, hi = _advance(state[2], state[3], offset)
+    return _block(state[0], state[1], lo, hi)
 
 
 @njit(error_model="numpy")
 def _float(bits):
     """TF's Uint32ToFloat: 23 mantissa bits read as 1.m - 1, i.e. m * 2**-23 (exact)."""
     return np.float32(bits & _MANTISSA_F4) * _ULP_F4
-
-
-@njit(error_model="numpy")
-def _double(high, low):
-    """TF's Uint64ToDouble: 20 mantissa bits from `high`, 32 from `low`, i.e. m * 2**-52 (exact)."""
-    return float(((high & _MANTISSA_HIGH_F8) << _SHIFT) | low) * _ULP_F8
 
 
 @njit(error_model="numpy")
@@ -79,12 +60,12 @@ def _box_muller_f4(x0, x1):
     return math.sin(angle) * radius, math.cos(angle) * radius
 
 
-
 @njit(error_model="numpy")
 def _words(state, first, stride, count, words):
     """Philox4x32-10 of the blocks at counter + first + i * stride (i < count) into column i of
     `words` (4, m) uint32: one plane per word, so the compiler runs the rounds of many blocks side
-    by side (SIMD), ~10x faster than a block at a time."""
+    by side (SIMD), ~10x faster than a block at a time. The rounds are written out here, not called
+    from `philox_rejection._block`: through a call (even one Numba inlines) the loop stays scalar."""
     key0, key1, low, high = state[0], state[1], state[2], state[3]
     for i in range(count):
         offset = first + np.uint64(i) * stride
@@ -133,7 +114,7 @@ def uniform_float64(state, out):
         _words(state, np.uint64(first), _ONE, count, words)
         for j in range(min(2 * count, n - 2 * first)):
             column, pair = j // 2, 2 * (j % 2)
-            out[2 * first + j] = _double(np.uint64(words[pair, column]), np.uint64(words[pair + 1, column]))
+            out[2 * first + j] = _to_double(np.uint64(words[pair, column]), np.uint64(words[pair + 1, column]))
 
 
 @njit(error_model="numpy")
@@ -180,7 +161,7 @@ def truncated_float32(state, out):
             filled = _take_block((a, b, c, d), out, 4 * g, 0)
             block = _ONE
             while filled < 4:
-                x0, x1, x2, x3 = _block(state, np.uint64(g) * stride + block)
+                x0, x1, x2, x3 = _block_at(state, np.uint64(g) * stride + block)
                 block += _ONE
                 a, b = _box_muller_f4(x0, x1)
                 c, d = _box_muller_f4(x2, x3)
