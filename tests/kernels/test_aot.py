@@ -54,14 +54,14 @@ import tftk as tf
 from tests.formats.deep_mnist_model import build
 
 def lenet(x, y):
-    # LeNet-like: bias_add + ReLU rows, sparse softmax cross-entropy, plain SGD
+    # LeNet-like: bias_add + ReLU rows, sparse softmax cross-entropy, plain SGD, a random_normal bias
     h = tf.reshape(x, [-1, 28, 28, 1])
     for i, (cin, cout) in enumerate([(1, 4), (4, 8)]):
         w = tf.Variable(tf.truncated_normal([5, 5, cin, cout], stddev=0.1))
         h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w, [1, 1, 1, 1], "SAME"), tf.Variable(tf.zeros([cout]))))
         h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
     h = tf.reshape(h, [-1, 7 * 7 * 8])
-    h = tf.nn.relu(tf.matmul(h, tf.Variable(tf.truncated_normal([392, 16], stddev=0.1))) + tf.Variable(tf.zeros([16])))
+    h = tf.nn.relu(tf.matmul(h, tf.Variable(tf.truncated_normal([392, 16], stddev=0.1))) + tf.Variable(tf.random_normal([16], stddev=0.1)))
     logits = tf.matmul(h, tf.Variable(tf.truncated_normal([16, 10], stddev=0.1)))
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
     return tf.train.GradientDescentOptimizer(0.1).minimize(loss), loss

@@ -41,7 +41,7 @@ _I8_1, _I8_4 = "i8[::1]", "i8[:, :, :, ::1]"
 _SIZES = ", ".join(["i8"] * 10)  # kh, kw, sh, sw, dh, dw, oh, ow (and the batch range) of a conv kernel
 
 # "module:qualname" -> the Numba signatures compiled ahead of time: the float32 training steps of
-# the MLP, the LeNet and deep-MNIST ConvNets (SGD and Adam) and TF's truncated-normal initialiser.
+# the MLP, the LeNet and deep-MNIST ConvNets (SGD and Adam), TF's truncated and plain normal initialisers and dropout's uniform mask.
 SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.conv:_patch_rows": (f"void({_F4_4}, {_SIZES}, {_F4_2}, b1)",),
     "tftk.kernels.conv:_tap_im2col": (f"void({_F4_3}, {_SIZES}, {_F4_2})",),
@@ -55,7 +55,9 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.softmax_xent:_sparse_xent": (f"void({_F4_2}, {_I8_1}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.optim:_gradient_descent_dense": (f"void(b1, {_F4_1}, {_F4_1}, f4)",),
     "tftk.kernels.optim:_adam_dense": (f"void(b1, {_F4_1}, {_F4_1}, {_F4_1}, {_F4_1}, f4, f4, f4, f4)",),
-    "tftk.kernels.philox:_box_muller_loop": (f"UniTuple({_F4_1}, 2)({_F4_1}, {_F4_1})",),
+    "tftk.kernels.philox_fill:uniform_float32": (f"void(u8[::1], {_F4_1})",),
+    "tftk.kernels.philox_fill:truncated_float32": (f"void(u8[::1], {_F4_1})",),
+    "tftk.kernels.philox_fill:normal_float32": (f"void(u8[::1], {_F4_1})",),
 }
 
 _lock = threading.Lock()
