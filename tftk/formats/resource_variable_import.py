@@ -1,0 +1,44 @@
+"""Resource variables (TF 2's tf.compat.v1 default) imported onto tftk's reference variables.
+
+A `VarHandleOp` becomes a tftk variable of its shape and dtype (named after the node, as TF's
+checkpoints key it); the ops taking its handle become the reference-variable ops `op_table`
+already rebuilds: `ReadVariableOp` reads it, `AssignVariableOp`/`AssignAdd`/`AssignSub` are
+`Assign`/`AssignAdd`/`AssignSub`, `ResourceApply*`/`ResourceSparseApply*` are the `Apply*`
+updates, `ResourceScatter*` the `Scatter*` ones. A resource op missing here is an
+UnsupportedNodeError naming node and op (importer).
+"""
+
+from __future__ import annotations
+
+from tftk.formats.op_table import BUILDERS, Builder, UnsupportedNodeError, update_builder
+from tftk.framework import tensor_shape
+from tftk.ops import array_ops, gather_ops, state_ops
+from tftk.train.training_ops import UPDATE_KINDS
+
+__all__ = ["RESOURCE_BUILDERS"]
+
+
+def _var_handle(x, a, name):
+    if a.get("dtype") in (None, "resource", "variant"):
+        raise UnsupportedNodeError(f"node {name!r}: VarHandleOp of dtype {a.get('dtype')!r} has no tftk variable")
+    return state_ops.variable_op(tensor_shape.TensorShape(a["shape"]), a["dtype"], name)
+
+
+def _resource_gather(x, a, name):
+    if a.get("batch_dims", 0):
+        raise UnsupportedNodeError(f"node {name!r}: ResourceGather with batch_dims={a['batch_dims']}")
+    return gather_ops.gather(x[0], x[1], name=name)
+
+
+RESOURCE_BUILDERS: dict[str, Builder] = {
+    "VarHandleOp": _var_handle,
+    "ReadVariableOp": lambda x, a, name: array_ops.identity(x[0], name=name),
+    "AssignVariableOp": BUILDERS["Assign"],
+    "AssignAddVariableOp": BUILDERS["AssignAdd"],
+    "AssignSubVariableOp": BUILDERS["AssignSub"],
+    "VarIsInitializedOp": lambda x, a, name: state_ops.is_variable_initialized(x[0], name=name),
+    "ResourceGather": _resource_gather,
+}
+RESOURCE_BUILDERS.update({"Resource" + op: BUILDERS[op] for op in ("ScatterAdd", "ScatterSub", "ScatterUpdate")})
+RESOURCE_BUILDERS.update({"Resource" + op: BUILDERS[op] for op in UPDATE_KINDS})
+RESOURCE_BUILDERS.update({"ResourceSparse" + op: update_builder("Sparse" + op) for op in UPDATE_KINDS})
