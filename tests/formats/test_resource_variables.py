@@ -14,6 +14,7 @@ import pytest
 import tftk as tf
 from tftk.formats.importer import UnsupportedNodeError
 from tftk.proto.tensorflow import AttrValue, GraphDef
+from tftk.summary.tensor_proto import make_tensor_proto
 
 from tests.tf_oracle import run_script_in_tf
 
@@ -97,3 +98,42 @@ def test_uncovered_resource_ops_name_node_and_op(op, attrs, message):
     with tf.Graph().as_default():
         with pytest.raises(UnsupportedNodeError, match=message):
             tf.import_graph_def(_handle_graph(op, attrs))
+
+
+def _node(graph_def: GraphDef, name: str, op: str, inputs=(), **attrs) -> None:
+    node = graph_def.node.add(name=name, op=op, input=list(inputs))
+    for key, value in attrs.items():
+        node.attr[key].CopyFrom(value)
+
+
+def _float_handle(graph_def: GraphDef, name: str, shared_name: str) -> None:
+    shape = AttrValue()
+    shape.shape.dim.add(size=2)
+    _node(graph_def, name, "VarHandleOp", dtype=AttrValue(type=1), shape=shape,
+          shared_name=AttrValue(s=shared_name.encode()))
+
+
+def test_handles_sharing_a_name_are_one_variable_and_variable_shape_reads_its_shape():
+    """Two VarHandleOps of one shared_name are one variable (TF's resource manager); b is its own."""
+    graph_def = GraphDef()
+    _float_handle(graph_def, "a", "w")
+    _float_handle(graph_def, "a_again", "w")
+    _float_handle(graph_def, "b", "other")
+    value = AttrValue()
+    value.tensor.CopyFrom(make_tensor_proto(np.array([1.5, -2.0], np.float32)))
+    _node(graph_def, "value", "Const", dtype=AttrValue(type=1), value=value)
+    for handle in ("a", "b"):
+        _node(graph_def, f"init_{handle}", "AssignVariableOp", [handle, "value"], dtype=AttrValue(type=1))
+    _node(graph_def, "add", "AssignAddVariableOp", ["a_again", "value"], dtype=AttrValue(type=1))
+    for handle in ("a", "b"):
+        _node(graph_def, f"read_{handle}", "ReadVariableOp", [handle], dtype=AttrValue(type=1))
+    _node(graph_def, "shape", "VariableShape", ["a_again"], out_type=AttrValue(type=9))
+    with tf.Graph().as_default():
+        tf.import_graph_def(graph_def, name="")
+        with tf.Session() as sess:
+            sess.run(["init_a", "init_b"])
+            sess.run("add")
+            a, b, shape = sess.run(["read_a:0", "read_b:0", "shape:0"])
+    np.testing.assert_array_equal(a, [3.0, -4.0])
+    np.testing.assert_array_equal(b, [1.5, -2.0])
+    assert shape.tolist() == [2] and shape.dtype == np.int64
