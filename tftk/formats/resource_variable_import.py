@@ -49,4 +49,5 @@ RESOURCE_BUILDERS: dict[str, Builder] = {
 }
 RESOURCE_BUILDERS.update({"Resource" + op: BUILDERS[op] for op in ("ScatterAdd", "ScatterSub", "ScatterUpdate")})
 RESOURCE_BUILDERS.update({"Resource" + op: BUILDERS[op] for op in UPDATE_KINDS})
-RESOURCE_BUILDERS.update({"ResourceSparse" + op: update_builder("Sparse" + op) for op in UPDATE_KINDS})
+RESOURCE_BUILDERS.update({"ResourceSparse" + op: update_builder("Sparse" + op) for op in UPDATE_KINDS
+                          if op != "ApplyAdam"})  # TF's sparse Adam is ResourceScatterAdd on m and v
