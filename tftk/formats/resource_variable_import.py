@@ -21,6 +21,7 @@ __all__ = ["RESOURCE_BUILDERS"]
 
 
 def _var_handle(x, a, name):
+    """A VarHandleOp as the reference tensor of a tftk variable; one per (scope, container, shared_name)."""
     if a.get("dtype") in (None, "resource", "variant"):
         raise UnsupportedNodeError(f"node {name!r}: VarHandleOp of dtype {a.get('dtype')!r} has no tftk variable")
     graph = get_default_graph()
@@ -32,6 +33,7 @@ def _var_handle(x, a, name):
 
 
 def _resource_gather(x, a, name):
+    """TF's ResourceGather (rows of a variable) as a Gather of the variable's value."""
     if a.get("batch_dims", 0):
         raise UnsupportedNodeError(f"node {name!r}: ResourceGather with batch_dims={a['batch_dims']}")
     return gather_ops.gather(x[0], x[1], name=name)
