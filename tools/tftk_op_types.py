@@ -1,5 +1,6 @@
 """Print every op type tftk registers (all op modules imported), plus the TF op types tftk's
-GraphDef export writes for its gradient helpers: the input of tools/tf_op_signatures.py.
+GraphDef export writes for its gradient helpers and the resource-variable ops it imports (function
+bodies name their outputs by TF's arg names): the input of tools/tf_op_signatures.py.
 
     .venv/bin/python tools/tftk_op_types.py | /work/tfvenv/bin/python tools/tf_op_signatures.py \
         > tftk/formats/tf_op_signatures.json
@@ -8,6 +9,7 @@ GraphDef export writes for its gradient helpers: the input of tools/tf_op_signat
 import importlib
 import pkgutil
 
+from tftk.formats.resource_variable_import import RESOURCE_BUILDERS
 from tftk.framework import registry
 
 # Written by tftk/formats/gradient_export.py and the saver export, whether or not tftk registers them.
@@ -27,4 +29,4 @@ for package in ("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.api
             importlib.import_module(info.name)
         except ImportError:  # an optional extra not installed: its ops are not needed
             continue
-print(*sorted(set(registry.registered_types()) | EXPORTED), sep="\n")
+print(*sorted(set(registry.registered_types()) | EXPORTED | set(RESOURCE_BUILDERS)), sep="\n")

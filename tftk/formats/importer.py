@@ -10,6 +10,7 @@ from tftk.framework.ops import Operation, Tensor, get_default_graph, guard_scope
 from tftk.formats.function_import import functional_builder
 from tftk.formats.functions import graph_library
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
+from tftk.formats.resource_variable_import import RESOURCE_BUILDERS
 from tftk.formats.stack_import import STACK_BUILDERS
 from tftk.formats.tensor_array_import import TENSOR_ARRAY_BUILDERS
 from tftk.formats.v1_control_flow import V1_BUILDERS, Frames, LoopExit, node_guard
@@ -147,7 +148,7 @@ def _build_node(node: Any, inputs: list[Tensor], controls: list[Operation],
     """Rebuild one NodeDef in the default graph from its inputs, under its v1 cond guard if any;
     `library()` gives the GraphDef's functions (TF 2's functional control flow reads them)."""
     builder = functional_builder(node, library) or _tftk_builder(node) or BUILDERS.get(node.op) \
-        or V1_BUILDERS.get(node.op) \
+        or V1_BUILDERS.get(node.op) or RESOURCE_BUILDERS.get(node.op) \
         or TENSOR_ARRAY_BUILDERS.get(node.op) or STACK_BUILDERS.get(node.op)
     if builder is None:
         raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "

@@ -17,13 +17,13 @@ from tftk.framework import dtypes, registry, tensor_shape
 from tftk.framework.constant_op import constant
 from tftk.framework.ops import Tensor
 from tftk.ops import (array_ops, constant_op, control_flow_ops, conv_pool_ops, custom_gradient, gather_ops, index_ops,
-                      logging_ops, math_ops, nn_ops, random_ops, reduction_ops, scan_ops, scatter_ops, sequence_ops,
-                      slicing_ops, state_ops, tensor_scatter_extremum_ops, tile_pad_ops)
+                      logging_ops, math_ops, nn_ops, random_ops, reduction_ops, scan_ops, scatter_ops, segment_ops,
+                      sequence_ops, slicing_ops, state_ops, tensor_scatter_extremum_ops, tile_pad_ops)
 from tftk.ops.constant_value import constant_value
 from tftk.ops.op_builder import make_multi_op, make_op
 from tftk.train.training_ops import UPDATE_KINDS
 
-__all__ = ["BUILDERS", "UnsupportedNodeError"]
+__all__ = ["BUILDERS", "UnsupportedNodeError", "update_builder"]
 
 Builder = Callable[[Sequence[Tensor], dict, str], Any]
 
@@ -203,13 +203,16 @@ def _same(op_type: str, *keep: str) -> Builder:
     return build
 
 
-def _update(op_type: str) -> Builder:
-    """TF's Apply* optimizer update: its inputs (TF's order, by TF's arg names) in tftk's order."""
+def update_builder(op_type: str) -> Builder:
+    """TF's Apply* / SparseApply* optimizer update: its inputs (TF's order, by TF's arg names) in
+    tftk's order."""
+    kind = UPDATE_KINDS[op_type.removeprefix("Sparse")]
+
     def build(x, a, name):
         from tftk.formats.op_signatures import tf_input_names
         position = {arg: i for i, arg in enumerate(tf_input_names(op_type))}
         tftk_names = registry.lookup(op_type).extra["input_names"]
-        attrs = {k: a[k] for k in UPDATE_KINDS[op_type].static + ("use_locking",) if k in a}
+        attrs = {k: a[k] for k in kind.static + ("use_locking",) if k in a}
         return make_multi_op(op_type, [x[position[n]] for n in tftk_names], [], name, attrs)
     return build
 
@@ -318,6 +321,10 @@ def _xent(x, a, name):
     op = make_multi_op("SoftmaxCrossEntropyWithLogits", [x[0], x[1]],
                        [(x[0].dtype, x[0].shape[:1]), (x[0].dtype, x[0].shape)], name)
     return op.outputs
+
+
+def _scatter(fn: Callable) -> Builder:
+    return lambda x, a, name: fn(x[0], x[1], x[2], name=name)
 
 
 def _variable(x, a, name):
@@ -472,6 +479,10 @@ BUILDERS: dict[str, Builder] = {
     "InvertPermutation": lambda x, a, name: sequence_ops.invert_permutation(x[0], name=name),
     "DynamicStitch": lambda x, a, name: scatter_ops.dynamic_stitch(list(x[:len(x) // 2]), list(x[len(x) // 2:]),
                                                                    name=name),
+    "Unique": lambda x, a, name: sequence_ops.unique(x[0], out_idx=a.get("out_idx", dtypes.int32), name=name),
+    "UnsortedSegmentSum": lambda x, a, name: segment_ops.unsorted_segment_sum(x[0], x[1], x[2], name=name),
     "Assert": lambda x, a, name: logging_ops.Assert(x[0], list(x[1:]), summarize=a.get("summarize"), name=name),
 }
-BUILDERS.update({op_type: _update(op_type) for op_type in UPDATE_KINDS})
+BUILDERS.update({op_type: update_builder(op_type) for op_type in UPDATE_KINDS})
+BUILDERS.update({"Scatter" + kind: _scatter(getattr(state_ops, "scatter_" + kind.lower()))
+                 for kind in ("Add", "Sub", "Update")})
