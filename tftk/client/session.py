@@ -138,7 +138,11 @@ class BaseSession:
     def _execute(self, plan: executor.Plan, feed_values: list[np.ndarray], run_metadata: Any = None) -> Any:
         """The plan's outputs for checked feed values (traced into `run_metadata` when given); a kernel's
         error raised as TF's, naming the op. Untraced steps are timed for the thread policy."""
-        step_times = None if run_metadata is not None else self._step_times.setdefault(id(plan), StepTimes())
+        step_times = None
+        if run_metadata is None:
+            step_times = self._step_times.get(id(plan))
+            if step_times is None:  # not setdefault: that would build a StepTimes on every run
+                step_times = self._step_times[id(plan)] = StepTimes()
         threads = apply_thread_limits(self._config.intra_op_parallelism_threads, step_times)
         try:
             if run_metadata is not None:

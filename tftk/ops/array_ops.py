@@ -414,7 +414,6 @@ def _constant_fill(shape: Any, dtype: Any, value: float, name: str) -> Tensor:
     A large static shape becomes `name/shape_as_tensor` + `name/Const` + `Fill` named `name`, so
     the graph (and every GraphDef, event file and .meta written from it) stays O(1) in the size.
     """
-    from tftk.framework.ops import name_scope
     from tftk.ops.constant_op import constant
     dtype = dtypes.as_dtype(dtype)
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
@@ -455,7 +454,6 @@ def ones_like(tensor: Any, dtype: Any = None, name: str | None = None, optimize:
 
 
 def _filled_like(tensor: Any, dtype: Any, name: str | None, optimize: bool, value: int) -> Tensor:
-    from tftk.framework.ops import name_scope
     default = "ones_like" if value else "zeros_like"
     with name_scope(name, default, [tensor]) as scope:
         x = convert_to_tensor(tensor, name="tensor")

@@ -221,9 +221,9 @@ def complex_abs(x: Tensor, name: str | None = None) -> Tensor:
 def _complex_abs_grad(op, grad):
     """grad * x / |x| (0 where x = 0), TF's rule."""
     x, y = op.inputs[0], op.outputs[0]
-    zeros = math_ops.multiply(grad, 0.0)
     from tftk.ops.safe_math_ops import divide_no_nan  # it sits above the complex parts; imported on use
-    return [divide_no_nan(math_ops.multiply(complex(grad, zeros), x), complex(y, math_ops.multiply(y, 0.0)))]
+    return [divide_no_nan(math_ops.multiply(complex(grad, array_ops.zeros_like(grad)), x),
+                          complex(y, array_ops.zeros_like(y)))]
 
 
 def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
