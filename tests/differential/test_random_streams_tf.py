@@ -44,10 +44,21 @@ DRAWS = {  # name: (graph seed, expression)
 
 CASES = {name: (TWO_RUNS.format(graph_seed=seed, expr=expr), {}) for name, (seed, expr) in DRAWS.items()}
 
+# The orthogonal initializer factorises TF's normal draw; TF's QR (Eigen's Householder) and LAPACK's
+# round differently, so these agree to float rounding rather than bit for bit.
+ORTHOGONAL = {  # name: (graph seed, expression)
+    "orthogonal_tall": (1, "tf.get_variable('w', [6, 4], initializer=tf.orthogonal_initializer(seed=3))"),
+    "orthogonal_wide_gain": (1, "tf.get_variable('w', [4, 6], initializer=tf.orthogonal_initializer(1.5, seed=3))"),
+    "orthogonal_conv": (2, "tf.get_variable('w', [3, 3, 2, 8], initializer=tf.initializers.orthogonal())"),
+    "orthogonal_f64": (3, "tf.get_variable('w', [5, 5], initializer=tf.orthogonal_initializer(dtype=tf.float64))"),
+}
+ORTHOGONAL_CASES = {name: (TWO_RUNS.format(graph_seed=seed, expr=expr), {})
+                    for name, (seed, expr) in ORTHOGONAL.items()}
+
 
 @pytest.fixture(scope="module")
 def oracle():
-    return run_in_tf(CASES)
+    return run_in_tf({**CASES, **ORTHOGONAL_CASES})
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -56,6 +67,14 @@ def test_same_seeds_give_tensorflows_values(oracle, name):
     for run in ("first", "second"):
         assert got.outputs[run].dtype == expected.outputs[run].dtype
         np.testing.assert_array_equal(got.outputs[run], expected.outputs[run], err_msg=f"{name}, {run} run")
+
+
+@pytest.mark.parametrize("name", sorted(ORTHOGONAL_CASES))
+def test_orthogonal_initializer_gives_tensorflows_values(oracle, name):
+    expected, got = both_succeeded(oracle, ORTHOGONAL_CASES, name)
+    value = got.outputs["first"]
+    assert value.dtype == expected.outputs["first"].dtype
+    np.testing.assert_allclose(value, expected.outputs["first"], rtol=0, atol=2e-6 if value.dtype == np.float32 else 1e-13)
 
 
 GRAPH_FILE_RUN = """

@@ -7,12 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import dtypes
 from tftk.framework.ops import Tensor
-from tftk.ops import random_ops
-from tftk.ops.array_ops import ones, zeros
+from tftk.ops import linalg_ops, math_ops, matrix_ops, random_ops
+from tftk.ops.array_ops import ones, reshape, zeros
 from tftk.ops.constant_op import constant
-from tftk.ops.op_builder import make_op
 
 __all__ = [
     "Initializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomNormal", "TruncatedNormal",
@@ -134,29 +133,13 @@ class GlorotNormal(VarianceScaling):
         super().__init__(1.0, "fan_avg", "truncated_normal", seed, dtype)
 
 
-def _bind_orthogonal(op, ctx):
-    rng = random_ops.generator_for(op, ctx)
-    shape, gain = op.get_attr("shape"), op.get_attr("gain")
-    npd = op.outputs[0].dtype.as_numpy_dtype
-
-    def kernel():
-        rows = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
-        cols = shape[-1]
-        flat = rng.standard_normal((max(rows, cols), min(rows, cols)))
-        q, r = np.linalg.qr(flat)
-        q *= np.sign(np.diag(r))  # make the decomposition unique (TF1 does the same)
-        if rows < cols:
-            q = q.T
-        return (gain * q[:rows, :cols]).reshape(shape).astype(npd)
-    return kernel
-
-
-registry.register_op("OrthogonalInit", _bind_orthogonal, stateful=True)
-registry.not_differentiable("OrthogonalInit")
-
-
 class Orthogonal(Initializer):
-    """A (reshaped) matrix with orthonormal rows or columns, times `gain`."""
+    """A (reshaped) matrix with orthonormal rows or columns, times `gain`.
+
+    Built as TF1 builds it, so the same seeds give TF's values: a normal draw of the flattened shape
+    (rows = all but the last dimension, taller than wide), its QR factorisation, Q's columns signed by
+    R's diagonal (which makes the factorisation unique), transposed back when the shape is wide.
+    """
 
     def __init__(self, gain: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32):
         super().__init__(dtype)
@@ -166,9 +149,13 @@ class Orthogonal(Initializer):
         dims = _dims(shape)
         if len(dims) < 2:
             raise ValueError("The tensor to initialize must be at least two-dimensional")
-        s1, s2 = random_ops.get_seed(self.seed)
-        return make_op("OrthogonalInit", [], self._dtype(dtype), dims, None,
-                       {"shape": tuple(dims), "gain": float(self.gain), "seed": s1, "seed2": s2})
+        rows, cols = int(np.prod(dims[:-1])), int(dims[-1])
+        a = random_ops.random_normal((max(rows, cols), min(rows, cols)), dtype=self._dtype(dtype), seed=self.seed)
+        q, r = linalg_ops.qr(a, full_matrices=False)
+        q *= math_ops.sign(matrix_ops.diag_part(r))
+        if rows < cols:
+            q = matrix_ops.matrix_transpose(q)
+        return self.gain * reshape(q, dims)
 
 
 class Identity(Initializer):

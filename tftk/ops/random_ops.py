@@ -5,8 +5,9 @@ session replays the same sequence, and successive runs in one session draw new v
 Every op here draws from TF's own Philox stream (`kernels/philox.py`, the rejection samplers in
 `kernels/philox_rejection.py`): random_uniform/normal, truncated_normal (and with them the
 initializers and dropout), random_shuffle, multinomial/categorical, random_gamma and
-random_poisson give, for the same seeds, TF's values run after run. `generator_for` remains for
-the orthogonal initializer (init_ops), which draws from a numpy generator with the same seeding rules.
+random_poisson give, for the same seeds, TF's values run after run; the orthogonal initializer
+(init_ops) is built on random_normal as TF builds it. `generator_for` remains for the candidate
+samplers, which draw from a numpy generator with the same seeding rules.
 """
 
 from __future__ import annotations
