@@ -27,6 +27,9 @@ DRAWS = {  # name: (graph seed, expression)
     "normal_f64": (4, "tf.random_normal([7], dtype=tf.float64, seed=8)"),
     "truncated_f32": (5, "tf.truncated_normal([1000], seed=2)"),
     "truncated_f64": (5, "tf.truncated_normal([9], stddev=0.1, dtype=tf.float64, seed=2)"),
+    # large enough that numpy's vectorised float64 log/sin/cos would differ from libm's in ~300 values
+    "normal_f64_large": (4, "tf.random_normal([200000], dtype=tf.float64, seed=8)"),
+    "truncated_f64_large": (4, "tf.truncated_normal([200000], dtype=tf.float64, seed=8)"),
     "op_seed_only": (None, "tf.random_uniform([4], seed=123)"),
     "large_seeds": (2**40 + 5, "tf.random_normal([4], seed=2**33 + 1)"),
     "zero_seeds": (0, "tf.random_uniform([4], seed=0)"),

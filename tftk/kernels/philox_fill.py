@@ -15,8 +15,7 @@ the output. Each takes the generator as `state` = [key0, key1, counter low 64 bi
 - truncated normal: group g reads the blocks from counter + g * 256 on, keeping the normals with
   |x| < 2 in order until its 4 values are there.
 
-The float64 normals stay on numpy: its vectorised float64 sin/cos/log (SIMD on AVX-512 hosts) are
-a few ulps away from libm's for some inputs, and the streams must keep the values they had.
+The float64 normals are computed in `philox`, its Box-Muller loop through libm's log/sin/cos.
 """
 
 from __future__ import annotations
