@@ -149,22 +149,26 @@ def test_reshuffle_each_iteration():
 # ---- threads ---------------------------------------------------------------------------------
 
 def test_parallel_map_runs_on_several_threads_and_keeps_order():
-    seen = set()
+    seen, lock, running, most_at_once = set(), threading.Lock(), [0], [0]
 
     def slow(x):
-        seen.add(threading.get_ident())
+        with lock:
+            seen.add(threading.get_ident())
+            running[0] += 1
+            most_at_once[0] = max(most_at_once[0], running[0])
         time.sleep(0.02)
+        with lock:
+            running[0] -= 1
         return x
 
     from tftk.ops.script_ops import py_func
     ds = tf.data.Dataset.range(16).map(lambda x: py_func(slow, [x], tf.int64), num_parallel_calls=4)
     x = ds.make_one_shot_iterator().get_next()
-    start = time.perf_counter()
     with tf.Session() as s:
         got = drain(s, x)
     assert got == list(range(16))
     assert len(seen) >= 2 and threading.get_ident() not in seen
-    assert time.perf_counter() - start < 16 * 0.02  # overlapped
+    assert most_at_once[0] >= 2  # calls overlapped (counted, not timed: a loaded machine stays correct)
 
 
 def test_prefetch_produces_ahead_on_a_background_thread():
