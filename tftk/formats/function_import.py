@@ -51,10 +51,12 @@ def _as_graph_def(fdef: FunctionDef, library: FunctionDefLibrary) -> tuple[Graph
     return graph_def, args, returns
 
 
-def call_function(library: FunctionDefLibrary, name: str, inputs: list, scope: str | None = None) -> list:
-    """Import function `name`'s nodes into the default graph with its args bound to `inputs`; its
-    returns (an input returned as is stays that tensor)."""
+def call_function(library: FunctionDefLibrary, name: str, inputs: list) -> list:
+    """Import function `name`'s nodes into the default graph, under the current name scope, with its
+    args bound to `inputs`; its returns (an input returned as is stays that tensor)."""
     from tftk.formats.importer import import_graph_def
+    from tftk.framework.ops import get_default_graph
+    scope = get_default_graph().get_name_scope()
     fdef = _function(library, name)
     graph_def, args, returns = _as_graph_def(fdef, library)
     if len(args) != len(inputs):
@@ -62,8 +64,8 @@ def call_function(library: FunctionDefLibrary, name: str, inputs: list, scope: s
     bound = {f"{a}:0": t for a, t in zip(args, inputs)}
     direct = {r: bound[r] for r in returns if r in bound}
     wanted = [r for r in returns if r not in bound]
-    got = import_graph_def(graph_def, input_map=bound, return_elements=wanted, name=scope or "",
-                           skip=args) if wanted else []
+    got = import_graph_def(graph_def, input_map=bound, return_elements=wanted, name=f"{scope}/" if scope else "",
+                           skip=args)
     produced = dict(zip(wanted, got))
     return [direct[r] if r in direct else produced[r] for r in returns]
 
@@ -102,8 +104,29 @@ def _build_if(library: FunctionDefLibrary, inputs: list, attrs: dict, name: str)
 
 
 def _build_call(library: FunctionDefLibrary, inputs: list, attrs: dict, name: str):
-    with _scope(name):
-        return call_function(library, attrs["f"].name, list(inputs))
+    """The function's nodes under the call's scope, its results as an IdentityN named after the call
+    (a signature names them `call:0`, `call:1`...; TF 2's SavedModels fetch `StatefulPartitionedCall:0`),
+    or a NoOp when it returns nothing. Either waits for the body's side effects: TF runs every stateful
+    node of a called function, so a control edge on the call (a SavedModel's init op on its table
+    initializer) must run them."""
+    from tftk.framework.ops import get_default_graph
+    from tftk.ops.control_flow_ops import no_op
+    from tftk.ops.custom_gradient import identity_n
+    graph = get_default_graph()
+    before = len(graph.get_operations())
+    with _scope(name) as scope:
+        outputs = call_function(library, attrs["f"].name, list(inputs))
+    with graph.control_dependencies(_side_effects(graph.get_operations()[before:])):
+        return identity_n(outputs, name=scope) if outputs else no_op(name=scope)  # a scope name is taken exactly
+
+
+def _side_effects(body: list) -> list:
+    """The ops of a function body nothing else in it waits for, and that do something when run: stateful
+    ops, ops without outputs, and groups (ops with control inputs)."""
+    from tftk.framework import registry
+    used = {t.op for op in body for t in op.inputs} | {c for op in body for c in op.control_inputs}
+    return [op for op in body if op not in used
+            and (registry.lookup(op.type).stateful or not op.outputs or op.control_inputs)]
 
 
 def _scope(name: str):

@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from tftk.framework import dtypes
 from tftk.framework.ops import Operation, Tensor, get_default_graph, guard_scope
 from tftk.formats.function_import import functional_builder
+from tftk.formats.lookup_table_import import LOOKUP_BUILDERS
 from tftk.formats.functions import graph_library
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
 from tftk.formats.resource_variable_import import RESOURCE_BUILDERS
@@ -149,7 +150,7 @@ def _build_node(node: Any, inputs: list[Tensor], controls: list[Operation],
     `library()` gives the GraphDef's functions (TF 2's functional control flow reads them)."""
     builder = functional_builder(node, library) or _tftk_builder(node) or BUILDERS.get(node.op) \
         or V1_BUILDERS.get(node.op) or RESOURCE_BUILDERS.get(node.op) \
-        or TENSOR_ARRAY_BUILDERS.get(node.op) or STACK_BUILDERS.get(node.op)
+        or TENSOR_ARRAY_BUILDERS.get(node.op) or STACK_BUILDERS.get(node.op) or LOOKUP_BUILDERS.get(node.op)
     if builder is None:
         raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "
                                    f"not supported by tftk")

@@ -171,8 +171,10 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False, import_sc
     graph; returns a Saver of its variables (None when it has none).
 
     TF's own save/restore nodes are not imported: the returned tftk Saver does their work and
-    reads and writes the same V2 checkpoints.
+    reads and writes the same V2 checkpoints. A TF 2 `tf.saved_model.save` graph's saver is a pair of
+    function calls (`function_saver`); the Saver then keeps their object-based checkpoint keys.
     """
+    from tftk.formats.function_saver import function_saver
     from tftk.formats.importer import import_graph_def
     from tftk.framework.ops import get_default_graph
     from tftk.train.saver import Saver
@@ -187,9 +189,16 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False, import_sc
     scopes = tuple({n.name.rpartition("/")[0] + "/" for n in graph_def.node
                     if n.op in ("SaveV2", "RestoreV2", "MergeV2Checkpoints") and "/" in n.name})
     skip = {n.name for n in graph_def.node if n.name.startswith(scopes)} if scopes else set()
+    functional = function_saver(graph_def, meta.saver_def) if meta.HasField("saver_def") else None
+    if functional is not None:
+        skip |= functional.replaced
     graph = get_default_graph()
     import_graph_def(graph_def, name=import_scope or "", skip=skip)
     import_collections(meta, graph, import_scope or "")
+    if functional is not None:
+        prefix = f"{import_scope}/" if import_scope else ""
+        return Saver(var_list={key: graph.as_graph_element(f"{prefix}{node}:0") for key, node in functional.keys.items()},
+                     max_to_keep=meta.saver_def.max_to_keep or 5)
     variables = graph.get_collection("variables")
     if not variables:
         return None

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tftk.formats.saved_model.constants import INIT_OP_SIGNATURE_KEY
 from tftk.user_input import UserInputError
 from tftk.serving.servable import PlannedRuns, Servable, Signature, TensorSpec
 from tftk.serving.tensors import ENUM_DTYPE
@@ -55,7 +56,8 @@ class SavedModelSource:
                                                                 inter_op_parallelism_threads=self.threads))
         try:
             meta = load(session, list(self.tags), location)
-            signatures = {key: _signature(proto) for key, proto in meta.signature_def.items()}
+            signatures = {key: _signature(proto) for key, proto in meta.signature_def.items()
+                          if key != INIT_OP_SIGNATURE_KEY}  # TF 2's init op, not a servable signature
         except BaseException:
             session.close()
             raise

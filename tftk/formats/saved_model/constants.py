@@ -10,6 +10,7 @@ ASSETS_DIRECTORY = "assets"
 ASSETS_KEY = "saved_model_assets"
 LEGACY_INIT_OP_KEY = "legacy_init_op"
 MAIN_OP_KEY = "saved_model_main_op"
+INIT_OP_SIGNATURE_KEY = "__saved_model_init_op"  # TF 2 writes its init op as this signature, not a collection
 TRAIN_OP_KEY = "saved_model_train_op"
 DEBUG_DIRECTORY = "debug"
 DEBUG_INFO_FILENAME_PB = "saved_model_debug_info.pb"

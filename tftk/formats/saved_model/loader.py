@@ -69,7 +69,16 @@ def load(sess: Any, tags: Sequence[str], export_dir: str | os.PathLike, import_s
         if saver is not None and checkpoint_exists(variables):
             saver.restore(sess, variables)
         init = sess.graph.get_collection(constants.MAIN_OP_KEY) or \
-            sess.graph.get_collection(constants.LEGACY_INIT_OP_KEY)
+            sess.graph.get_collection(constants.LEGACY_INIT_OP_KEY) or _init_signature_op(meta, import_scope)
         if init:
             sess.run(init[0])
     return meta
+
+
+def _init_signature_op(meta: MetaGraphDef, import_scope: str | None) -> list[str]:
+    """TF 2's init op (tables, assets), which `tf.saved_model.save` names in a signature of its own."""
+    signature = meta.signature_def.get(constants.INIT_OP_SIGNATURE_KEY)
+    if signature is None or constants.INIT_OP_SIGNATURE_KEY not in signature.outputs:
+        return []
+    name = signature.outputs[constants.INIT_OP_SIGNATURE_KEY].name.partition(":")[0]
+    return [f"{import_scope}/{name}" if import_scope else name]
