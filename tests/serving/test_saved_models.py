@@ -52,3 +52,19 @@ def test_served_savedmodel_answers_as_tensorflow_did_and_new_versions_are_picked
     assert status == 200 and answer["model_spec"]["version"] == "2"
     status, answer = server.request("POST", "/v1/models/cnn:predict", {"instances": [[[[0.0]] * 5] * 6]})
     assert status == 400 and "expected shape [-1, 6, 6, 1], got [1, 6, 5, 1]" in answer["error"]
+
+
+def test_tf2_saved_model_serves_its_signature_but_not_its_init_op(serve, tmp_path):
+    """A TF 2 `tf.saved_model.save` model (function-based saver, lookup table filled by the init op)."""
+    values = np.load(FIXTURES / "tf2_module" / "values.npz")
+    shutil.copytree(FIXTURES / "tf2_module", tmp_path / "m" / "3")
+    server = serve("--model-base-path", str(tmp_path / "m"), "--model-name", "m")
+    inputs = {"x": values["in_x"].tolist(), "ids": values["in_ids"].tolist(),
+              "words": [w.decode() for w in values["in_words"]]}
+    status, answer = server.request("POST", "/v1/models/m:predict", {"inputs": inputs})
+    assert status == 200, answer
+    np.testing.assert_allclose(answer["outputs"]["scores"], values["out_scores"], rtol=1e-6)
+    assert answer["outputs"]["shifted"] == values["out_shifted"].tolist()
+    assert answer["outputs"]["word_ids"] == values["out_word_ids"].tolist()
+    metadata = server.request("GET", "/v1/models/m/metadata")[1]["metadata"]["signature_def"]["signature_def"]
+    assert sorted(metadata) == ["serving_default"]
