@@ -8,8 +8,8 @@ place in the source tree) all carry it, with no command for the user to run afte
 
 The module is compiled by `python -m tftk.kernels.aot_build` from this source tree, in a child
 process, with Numba's pycc (numba and numpy are build requirements in pyproject.toml). When that
-fails (no C compiler, above all) the child prints one line, the step prints another, and the
-install goes on without the module: tftk then compiles its kernels with Numba on first use.
+fails (no C compiler, above all) the child prints one line saying why, and the install goes on
+without the module: tftk then compiles its kernels with Numba on first use.
 `TFTK_BUILD_KERNELS=0` skips the step.
 """
 
@@ -27,7 +27,11 @@ ROOT = Path(__file__).resolve().parent
 
 
 class KernelModule(Extension):
-    """The kernel module: built by `tftk.kernels.aot_build` (Numba's pycc), not from listed sources."""
+    """The kernel module: built by `tftk.kernels.aot_build` (Numba's pycc), not from listed sources;
+    optional, so an install without it goes on."""
+
+    def __init__(self, name: str):
+        super().__init__(name, sources=[], optional=True)
 
 
 class BuildExt(build_ext):
@@ -38,25 +42,28 @@ class BuildExt(build_ext):
             super().build_extension(ext)
             return
         target = Path(self.get_ext_fullpath(ext.name))
+        _remove_kernel_modules(target.parent)  # a build folder kept from an earlier build may hold one
         if os.environ.get("TFTK_BUILD_KERNELS", "1") == "0":
             print("tftk: TFTK_BUILD_KERNELS=0: ahead-of-time kernels not built", file=sys.stderr)
             return
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         done = subprocess.run([sys.executable, "-m", "tftk.kernels.aot_build", "--dir", str(target.parent)],
                               cwd=ROOT, env=env)
-        if done.returncode != 0 or not target.is_file():
+        if done.returncode not in (0, 2):  # 2: aot_build has said why in one line
             print("tftk: installing without the ahead-of-time kernels: kernels compile with Numba on first use",
                   file=sys.stderr)
 
     def copy_extensions_to_source(self) -> None:
-        """In place (`pip install -e .`): copy the modules that were built (the kernel module may not be)."""
-        built = [ext for ext in self.extensions
-                 if not isinstance(ext, KernelModule) or Path(self.get_ext_fullpath(ext.name)).is_file()]
-        self.extensions, everything = built, self.extensions
-        try:
-            super().copy_extensions_to_source()
-        finally:
-            self.extensions = everything
+        """In place (`pip install -e .`): drop the modules earlier builds left in the source tree, then
+        copy the new one (an optional extension that was not built is not copied)."""
+        _remove_kernel_modules(ROOT / "tftk" / "kernels")
+        super().copy_extensions_to_source()
+
+
+def _remove_kernel_modules(folder: Path) -> None:
+    """Remove the kernel modules an earlier build left in `folder` (stale ones are never loaded)."""
+    for stale in folder.glob("tftk_kernels_*"):
+        stale.unlink()
 
 
 def kernel_module() -> KernelModule:
@@ -67,7 +74,7 @@ def kernel_module() -> KernelModule:
         from tftk.kernels import aot  # numpy and the standard library only
     finally:
         sys.path.remove(str(ROOT))
-    return KernelModule(f"tftk.kernels.{aot.module_name()}", sources=[])
+    return KernelModule(f"tftk.kernels.{aot.module_name()}")
 
 
 setup(ext_modules=[kernel_module()], cmdclass={"build_ext": BuildExt})

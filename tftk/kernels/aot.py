@@ -185,17 +185,14 @@ def exports(kernel: str) -> dict[tuple, Callable] | None:
     return _found()[1].get(kernel)
 
 
-def caller(kernel: str, py_func: Callable, fallback: Callable) -> Callable | None:
-    """A function taking `py_func`'s arguments that runs the compiled version of `kernel` their
-    types match, else `fallback` (Numba); None when the module has no version of `kernel`.
+def caller(py_func: Callable, versions: dict[tuple, Callable], fallback: Callable) -> Callable:
+    """A function taking `py_func`'s arguments that runs the version (of `exports`: compiled
+    functions by signature key) their types match, else `fallback` (Numba's dispatcher).
 
     The generated body tests each argument as `signature_key` reads it (an ndarray of that exact
     dtype object, rank, and C-contiguous, writable, aligned; a scalar of one of the key's types),
     which costs a fraction of building the key and hashing it. A dtype equal to the key's but not
     the same object (rare: numpy reuses one object per built-in dtype) takes the keyed lookup."""
-    versions = exports(kernel)
-    if not versions:
-        return None
     code = py_func.__code__
     if py_func.__defaults__ or py_func.__kwdefaults__ or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) \
             or code.co_kwonlyargcount:
@@ -216,12 +213,12 @@ def caller(kernel: str, py_func: Callable, fallback: Callable) -> Callable | Non
                 tests.append(f"__type({param}) is __ndarray and {param}.dtype is __dtype_{index}_{position} "
                              f"and {param}.ndim == {arg[1]} and {param}.flags.carray")
             else:
-                namespace[f"__types_{index}_{position}"] = _SCALAR_TYPES[arg]
+                namespace[f"__types_{index}_{position}"] = _SCALAR_TYPES.get(arg, ())
                 tests.append(f"__type({param}) in __types_{index}_{position}")
         namespace[f"__version_{index}"] = function
         if len(key) == len(params):
             lines.append(f"    if {' and '.join(tests) or 'True'}:\n        return __version_{index}({arguments})")
-    lines.append(f"    __function = __versions.get(__signature_key(({arguments},)))")
+    lines.append(f"    __function = __versions.get(__signature_key(({''.join(p + ', ' for p in params)})))")
     lines.append(f"    return __fallback({arguments}) if __function is None else __function({arguments})")
     exec("\n".join(lines), namespace)  # noqa: S102 - code built above from the signature table only
     generated = namespace[py_func.__name__]

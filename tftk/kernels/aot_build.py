@@ -24,7 +24,11 @@ from typing import Any, Callable, Iterator
 
 from tftk.kernels import aot
 
-__all__ = ["build", "main"]
+__all__ = ["build", "main", "NoCompilerError"]
+
+
+class NoCompilerError(RuntimeError):
+    """The C compiler pycc links the module with is missing or does not work."""
 
 
 def build(directory: Path | None = None, verbose: bool = False) -> Path:
@@ -35,6 +39,10 @@ def build(directory: Path | None = None, verbose: bool = False) -> Path:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
         from numba.pycc import CC
+        from numba.pycc.platform import external_compiler_works
+
+    if not external_compiler_works():  # what pycc checks first, with a message about conda
+        raise NoCompilerError("no working C/C++ compiler: install gcc or clang, or set CC")
 
     directory = Path(directory or aot.kernel_dir())
     name = aot.module_name()
@@ -122,11 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         path = build(args.dir, args.verbose)
+    except NoCompilerError as exc:
+        print(f"tftk: could not build the ahead-of-time kernels ({exc}); "
+              "tftk compiles them with Numba on first use instead", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - one line for the user; kernels still work through Numba
         reason = (str(exc).strip().splitlines() or [""])[0]
         print(f"tftk: could not build the ahead-of-time kernels ({type(exc).__name__}: {reason}); "
-              "tftk compiles them with Numba on first use instead (needs a C compiler: install gcc or clang)",
-              file=sys.stderr)
+              "tftk compiles them with Numba on first use instead", file=sys.stderr)
         return 2
     print(f"built {path}")
     return 0

@@ -69,7 +69,8 @@ class Kernel:
         return self.__qualname__
 
     def _first_call(self, *args: Any) -> Any:
-        compiled = aot.caller(self.name, self.py_func, self._numba_call)
+        versions = aot.exports(self.name)
+        compiled = aot.caller(self.py_func, versions, self._numba_call) if versions else None
         self._call = self.dispatcher if compiled is None else compiled
         module = sys.modules.get(self.__module__)
         if module is not None and getattr(module, self.__name__, None) is self \
