@@ -1,7 +1,10 @@
 """First training step of the deep-MNIST tutorial graph (Adam), tftk vs TensorFlow, in fresh processes.
 
 Run: .venv/bin/python bench/bench_first_step.py [--repeats 5] [--tf-python /work/tfvenv/bin/python]
-                                                [--cold] [--profile]
+                                                [--cold] [--profile] [--no-build]
+
+The tftk measured is the one the given Python imports (an installed tftk, e.g. a fresh
+`pip install .` into a new venv, is timed as installed; without one, this source tree's).
 
 Each measurement is a fresh process (what `tftk infer`, an hpsearch trial or a new program pays):
 import, build the graph, run the initializers, then time the first `sess.run(train_step)` on a
@@ -11,9 +14,9 @@ Rounds alternate the rows so all see the same machine load; medians are reported
 of first steps and of `to 1st` against TensorFlow's.
 
 Rows (tftk's warm ones run once first, unmeasured, so Numba's cache and Python's .pyc are warm):
-- `tftk`: with the ahead-of-time kernel module (`python -m tftk.kernels.aot_build`, built here
-  first when missing and a C compiler is present): the step's kernels run from it, Numba is never
-  imported;
+- `tftk`: with the ahead-of-time kernel module (built by `pip install`; when the install has none,
+  `python -m tftk.kernels.aot_build` builds it here first, unless --no-build): the step's kernels
+  run from it, Numba is never imported;
 - `tftk-jit`: without it (TFTK_AOT_KERNELS=0), kernels from Numba's on-disk cache;
 - `numba`: Numba's own fixed cost in a fresh process, the first call of a one-loop cached kernel
   (kernels import Numba on first call; it then builds its typing and target contexts), a floor
@@ -36,10 +39,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 NUMBA_FLOOR = r'''
 import json, sys, time
+sys.path.append(sys.argv[2])
 import numpy as np
 from tftk.kernels.elementwise import relu_grad_in_place  # a one-loop kernel, in the cache (Numba not imported yet)
 g, y = np.ones(4, np.float32), np.ones(4, np.float32)
@@ -50,7 +53,7 @@ print(json.dumps({"first_call": time.perf_counter() - start}))
 
 CHILD = r'''
 import json, sys, time
-sys.path.insert(0, sys.argv[2])
+sys.path.append(sys.argv[2])  # for tests.formats; an installed tftk comes first
 framework, profile = sys.argv[1], sys.argv[3] == "1"
 import numpy as np
 start, start_cpu = time.perf_counter(), time.process_time()
@@ -86,7 +89,7 @@ with tf.Graph().as_default():
 print(json.dumps({"import": imported - start, "build": built - imported, "init": initialised - built,
                   "first_step": first - initialised, "second_step": second - first, "first_cpu": first_cpu,
                   "to_first": first - start, "to_first_cpu": first_cpu + cpu - start_cpu,
-                  "numba": "numba" in sys.modules}))
+                  "numba": "numba" in sys.modules, "tftk": getattr(tf, "__file__", "")}))
 '''
 
 
@@ -111,7 +114,7 @@ def measure(python: str, row: str, profile: bool = False) -> dict:
         if cold:
             env["NUMBA_CACHE_DIR"] = fresh
         proc = subprocess.run([python, "-c", source, framework, str(ROOT), "1" if profile else "0"],
-                              capture_output=True, text=True, env=env, timeout=900)
+                              capture_output=True, text=True, env=env, timeout=900, cwd=fresh)
     if proc.returncode != 0:
         raise RuntimeError(f"{row} child failed:\n{proc.stderr[-3000:]}")
     if profile:
@@ -119,14 +122,16 @@ def measure(python: str, row: str, profile: bool = False) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def ensure_kernel_module() -> bool:
-    """Build the ahead-of-time kernel module when it is missing; False when it cannot be built."""
-    from tftk.kernels import aot
-
-    if aot.load(aot.kernel_dir(), aot.module_name()):
-        return True
-    print(f"building the ahead-of-time kernel module in {aot.kernel_dir()} ...", flush=True)
-    return subprocess.run([sys.executable, "-m", "tftk.kernels.aot_build"]).returncode == 0
+def kernel_module(build: bool) -> str | None:
+    """The ahead-of-time kernel module the measured tftk loads (built first into the user's cache
+    folder when missing and `build`); None when there is none."""
+    ask = [sys.executable, "-c", "from tftk.kernels import aot; print(aot.location() or '')"]
+    found = subprocess.run(ask, capture_output=True, text=True, cwd=tempfile.gettempdir(), check=True).stdout.strip()
+    if not found and build:
+        print("building the ahead-of-time kernel module (python -m tftk.kernels.aot_build) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "tftk.kernels.aot_build"], cwd=tempfile.gettempdir())
+        found = subprocess.run(ask, capture_output=True, text=True, cwd=tempfile.gettempdir(), check=True).stdout.strip()
+    return found or None
 
 
 def main() -> None:
@@ -136,8 +141,11 @@ def main() -> None:
                         help="a Python with TensorFlow installed (default: $TFTK_TF_PYTHON)")
     parser.add_argument("--cold", action="store_true", help="add the fresh-install rows (empty Numba cache)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one tftk first step")
+    parser.add_argument("--no-build", action="store_true", help="do not build the kernel module when it is missing")
     args = parser.parse_args()
-    rows = ["tftk", "tftk-jit"] if ensure_kernel_module() else ["tftk-jit"]
+    module = kernel_module(build=not args.no_build)
+    print(f"{sys.executable}: ahead-of-time kernel module {module or 'absent: the tftk row is left out'}")
+    rows = ["tftk", "tftk-jit"] if module else ["tftk-jit"]
     rows += ["tf"] if args.tf_python else []
     rows += [f"{row} cold" for row in rows if row.startswith("tftk")] if args.cold else []
     for row in rows + ["numba"]:
@@ -152,12 +160,13 @@ def main() -> None:
         for row in rows:
             results[row].append(measure(args.tf_python if row == "tf" else sys.executable, row))
         floor.append(measure(sys.executable, "numba")["first_call"])
+    print(f"tftk imported from {results[rows[0]][0]['tftk']}")
     print(f"load average {os.getloadavg()[0]:.2f} (1 min) after; medians of {args.repeats} fresh processes, seconds")
     print(f"{'':15}{'import':>8}{'build':>8}{'init':>8}{'1st step':>10}{'its CPU':>9}{'2nd step':>10}"
           f"{'to 1st':>8}{'its CPU':>9}  Numba imported")
     medians = {}
     for row, runs in results.items():
-        medians[row] = m = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "numba"}
+        medians[row] = m = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k not in ("numba", "tftk")}
         print(f"{row:15}{m['import']:8.3f}{m['build']:8.3f}{m['init']:8.3f}{m['first_step']:10.3f}"
               f"{m['first_cpu']:9.3f}{m['second_step']:10.3f}{m['to_first']:8.3f}{m['to_first_cpu']:9.3f}"
               f"  {runs[0]['numba']}")

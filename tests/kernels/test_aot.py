@@ -47,6 +47,53 @@ def test_a_folder_without_the_module_gives_no_kernels(tmp_path):
     assert aot.load(tmp_path, aot.module_name()) == {}
 
 
+@pytest.mark.parametrize("signature", [s for signatures in aot.SIGNATURES.values() for s in signatures])
+def test_arg_keys_read_each_listed_signature_as_numba_does(signature):
+    from tftk.kernels import aot_build
+
+    aot_build._check_keys(signature)  # raises when aot.arg_keys and Numba disagree
+
+
+@pytest.mark.parametrize("signature, keys", [
+    ("void(f4[:, ::1], i8, b1)", ((np.dtype("<f4"), 2), "<i8", "|b1")),
+    ("void(u8[::1], f4[:, :, :, ::1], f4)", ((np.dtype("<u8"), 1), (np.dtype("<f4"), 4), "<f4")),
+    ("void()", ()),
+])
+def test_arg_keys_of_a_signature(signature, keys):
+    assert aot.arg_keys(signature) == keys
+
+
+def _axpy(a, x, y):  # what the generated caller wraps (its parameters are read, it is never run)
+    return a * x + y
+
+
+@pytest.mark.parametrize("args, runs", [
+    ((np.float32(2), np.ones(3, np.float32), np.ones(3, np.float32)), "scalar f4"),
+    ((2, np.ones(3, np.float32), np.ones(3, np.float32)), "scalar i8"),
+    ((np.int64(2), np.ones(3, np.float32), np.ones(3, np.float32)), "scalar i8"),
+    ((True, np.ones(3, np.float32), np.ones(3, np.float32)), "fallback"),   # bool is not an i8 here
+    ((2.0, np.ones(3, np.float32), np.ones(3, np.float32)), "fallback"),    # nor a float
+    ((2, np.ones(3, np.float64), np.ones(3, np.float32)), "fallback"),      # another dtype
+    ((2, np.ones((3, 1), np.float32), np.ones(3, np.float32)), "fallback"),  # another rank
+    ((2, np.ones(6, np.float32)[::2], np.ones(3, np.float32)), "fallback"),  # not contiguous
+    ((2, np.ones(3, np.float32), np.broadcast_to(np.float32(1), (3,))), "fallback"),  # read-only
+    ((2, np.ones(3, np.float32), np.ones(3, np.float32).view(np.recarray)), "fallback"),  # a subclass
+    ((2, np.ones(3, np.float32), [1.0, 2.0, 3.0]), "fallback"),
+    ((2, np.ones(3, np.float32), np.ones(3, np.dtype("<f4", metadata={"m": 1}))), "keyed f4"),  # equal, not the same
+])
+def test_the_generated_caller_runs_the_version_the_argument_types_match(args, runs):
+    def version(name):
+        return lambda *a: (name, a)
+
+    versions = {("<f4", (np.dtype("<f4"), 1), (np.dtype("<f4"), 1)): version("scalar f4"),
+                ("<i8", (np.dtype("<f4"), 1), (np.dtype("<f4"), 1)): version("scalar i8")}
+    call = aot.caller(_axpy, versions, version("fallback"))
+    ran, passed = call(*args)
+    assert ran == {"keyed f4": "scalar i8"}.get(runs, runs)
+    assert all(p is a for p, a in zip(passed, args)) and len(passed) == 3
+    assert call(a=args[0], x=args[1], y=args[2])[0] == ran  # by keyword, as Numba's dispatcher takes them
+
+
 _TRAIN = r"""
 import json, sys
 import numpy as np

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import os
 import shutil
 import sys
@@ -25,7 +24,11 @@ from typing import Any, Callable, Iterator
 
 from tftk.kernels import aot
 
-__all__ = ["build", "main"]
+__all__ = ["build", "main", "NoCompilerError"]
+
+
+class NoCompilerError(RuntimeError):
+    """The C compiler pycc links the module with is missing or does not work."""
 
 
 def build(directory: Path | None = None, verbose: bool = False) -> Path:
@@ -36,10 +39,13 @@ def build(directory: Path | None = None, verbose: bool = False) -> Path:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
         from numba.pycc import CC
+        from numba.pycc.platform import external_compiler_works
+
+    if not external_compiler_works():  # what pycc checks first, with a message about conda
+        raise NoCompilerError("no working C/C++ compiler: install gcc or clang, or set CC")
 
     directory = Path(directory or aot.kernel_dir())
     name = aot.module_name()
-    exports: list[tuple[str, str, list]] = []
     functions: dict[Callable, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tftk-aot-") as scratch:
         module = CC(name)
@@ -50,9 +56,8 @@ def build(directory: Path | None = None, verbose: bool = False) -> Path:
             kernel = _kernel(kernel_name)
             functions[kernel.py_func] = kernel
             for index, signature in enumerate(signatures):
-                export = f"{kernel_name.replace('.', '_').replace(':', '__')}_{index}"
-                module.export(export, signature)(kernel.py_func)
-                exports.append((export, kernel_name, _key_of(signature)))
+                _check_keys(signature)
+                module.export(aot.export_name(kernel_name, index), signature)(kernel.py_func)
         with _kernel_options(functions), open(os.devnull, "w") as devnull, \
                 contextlib.redirect_stdout(sys.stdout if verbose else devnull):
             module.compile()
@@ -61,8 +66,6 @@ def build(directory: Path | None = None, verbose: bool = False) -> Path:
         target = directory / library.name
         shutil.move(str(library), f"{target}.partial")
         os.replace(f"{target}.partial", target)
-        (directory / f"{name}.json.partial").write_text(json.dumps({"exports": exports}, indent=1))
-        os.replace(directory / f"{name}.json.partial", directory / f"{name}.json")
     return target
 
 
@@ -77,20 +80,23 @@ def _kernel(kernel_name: str) -> Any:
     return kernel
 
 
-def _key_of(signature: str) -> list:
-    """`aot.signature_key` of the arguments this Numba signature accepts (JSON-ready)."""
+def _check_keys(signature: str) -> None:
+    """Check that `aot.arg_keys` (which reads the signature without Numba, at run time) reads it as
+    Numba does: C-contiguous, writable, aligned arrays of that dtype and rank; scalars of that dtype."""
     from numba.core import sigutils, types
     from numba.np.numpy_support import as_dtype
 
     args, _ = sigutils.normalize_signature(signature)
-    key: list = []
+    numba_keys = []
     for arg in args:
         if isinstance(arg, types.Array):
-            assert arg.layout == "C" and arg.mutable and arg.aligned, signature
-            key.append([as_dtype(arg.dtype).str, arg.ndim])
+            if not (arg.layout == "C" and arg.mutable and arg.aligned):
+                raise ValueError(f"{signature}: aot.SIGNATURES lists C-contiguous arrays only")
+            numba_keys.append((as_dtype(arg.dtype), arg.ndim))
         else:
-            key.append(as_dtype(arg).str)
-    return key
+            numba_keys.append(as_dtype(arg).str)
+    if tuple(numba_keys) != aot.arg_keys(signature):
+        raise ValueError(f"{signature}: aot.arg_keys reads {aot.arg_keys(signature)}, Numba {tuple(numba_keys)}")
 
 
 @contextlib.contextmanager
@@ -124,11 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         path = build(args.dir, args.verbose)
+    except NoCompilerError as exc:
+        print(f"tftk: could not build the ahead-of-time kernels ({exc}); "
+              "tftk compiles them with Numba on first use instead", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - one line for the user; kernels still work through Numba
         reason = (str(exc).strip().splitlines() or [""])[0]
         print(f"tftk: could not build the ahead-of-time kernels ({type(exc).__name__}: {reason}); "
-              "tftk compiles them with Numba on first use instead (needs a C compiler: install gcc or clang)",
-              file=sys.stderr)
+              "tftk compiles them with Numba on first use instead", file=sys.stderr)
         return 2
     print(f"built {path}")
     return 0

@@ -2,12 +2,13 @@
 
 A decorated kernel is a `Kernel`: nothing is imported or compiled when its module is imported.
 Its first call looks the kernel up in the ahead-of-time compiled module (`tftk.kernels.aot`, built
-by `python -m tftk.kernels.aot_build`); a call whose argument types that module was built for runs
-there, without Numba ever being imported (Numba's import and its per-process set-up cost ~0.5 s,
+by `pip install` or `python -m tftk.kernels.aot_build`); a call whose argument types that module was
+built for runs there, without Numba ever being imported (Numba's import and its per-process set-up cost ~0.5 s,
 more than a training step). Any other call goes to the Numba dispatcher, made on first need, which
-compiles (or loads from Numba's on-disk cache) a version for those types, as `numba.njit` does; a
-kernel without ahead-of-time versions then puts that dispatcher in its module in its own place, so
-calls by name pay no more than Numba's.
+compiles (or loads from Numba's on-disk cache) a version for those types, as `numba.njit` does. The
+first call then puts what later calls go through (the dispatcher, or `aot.caller`'s function that
+tests the argument types and runs the compiled version) in the kernel's module in its own place, so
+calls by name pay no more than a call through Numba's dispatcher.
 
 Kernels are compiled `nogil`: they touch only the arrays they are given, so the sessions of one
 process (the model server runs many, each in its own thread) and the tile threads of
@@ -68,18 +69,23 @@ class Kernel:
         return self.__qualname__
 
     def _first_call(self, *args: Any) -> Any:
-        compiled = aot.exports(self.name)
-        if compiled:
-            def call(*args: Any) -> Any:
-                function = compiled.get(aot.signature_key(args))
-                return self.dispatcher(*args) if function is None else function(*args)
-            self._call = call
-        else:
-            self._call = self.dispatcher
-            module = sys.modules.get(self.__module__)
-            if module is not None and getattr(module, self.__name__, None) is self:
-                setattr(module, self.__name__, self._call)  # callers by name skip this object's call
+        versions = aot.exports(self.name)
+        compiled = aot.caller(self.py_func, versions, self._numba_call) if versions else None
+        self._call = self.dispatcher if compiled is None else compiled
+        module = sys.modules.get(self.__module__)
+        if module is not None and getattr(module, self.__name__, None) is self \
+                and (compiled is None or not self._called_by_kernels(module)):
+            setattr(module, self.__name__, self._call)  # callers by name skip this object's call
         return self._call(*args)
+
+    def _numba_call(self, *args: Any) -> Any:
+        return self.dispatcher(*args)
+
+    def _called_by_kernels(self, module: Any) -> bool:
+        """Whether a kernel of `module` calls this one by name: Numba compiles such a call only to a
+        kernel or a dispatcher, not to the plain function `aot.caller` makes, so the name stays."""
+        return any(kernel.py_func.__globals__ is module.__dict__ and self.__name__ in kernel.py_func.__code__.co_names
+                   for kernel in list(_registry.values()) if kernel is not self)
 
     @property
     def dispatcher(self) -> Any:

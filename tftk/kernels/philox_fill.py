@@ -157,7 +157,7 @@ def truncated_float32(state, out):
             g = first + i
             a, b = _box_muller_f4(np.uint64(words[0, i]), np.uint64(words[1, i]))
             c, d = _box_muller_f4(np.uint64(words[2, i]), np.uint64(words[3, i]))
-            filled = _take_block((a, b, c, d), out, 4 * g, 0)
+            filled = _take_block((a, b, c, d), out, 4 * g, np.int64(0))  # not a Literal[int](0): one version
             block = _ONE
             while filled < 4:
                 x0, x1, x2, x3 = _block_at(state, np.uint64(g) * stride + block)
