@@ -147,8 +147,8 @@ WINDOW = 8  # the widest transform window (F(4, 5)'s input tiles); narrower ones
 
 
 @njit(cache=True, inline="always")
-def _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, run):  # pragma: no cover - compiled
-    """dst[:run] = sum_x coef[x] * s_x[:run] over WINDOW source runs, in one pass and one store.
+def _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, window, run):  # pragma: no cover - compiled
+    """dst[:run] = sum_{x < window} coef[x] * s_x[:run] (window <= WINDOW), in one pass and one store.
 
     One expression instead of a pass of dst += coef * s per nonzero coefficient (each a load and a
     store of dst): LeNet's 16->32 input transform went from 0.86 to 0.62 ms, and the layer's three
@@ -157,9 +157,13 @@ def _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, run):  # pragma: no cove
     vectorizes it; as a called function its eight view arguments cost more than the loop.
     """
     c0, c1, c2, c3, c4, c5, c6, c7 = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6], coef[7]
-    for k in range(run):
-        dst[k] = (c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
-                  + c4 * s4[k] + c5 * s5[k] + c6 * s6[k] + c7 * s7[k])
+    if window <= 4:  # the filter gradient's dy tiles: half the terms (1.03 -> 0.72 ms on LeNet)
+        for k in range(run):
+            dst[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
+    else:
+        for k in range(run):
+            dst[k] = (c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
+                      + c4 * s4[k] + c5 * s5[k] + c6 * s6[k] + c7 * s7[k])
 
 
 @njit(cache=True, inline="always")
@@ -174,7 +178,7 @@ def _combine_runs(dst, src, first, stride, window, coef, run):  # pragma: no cov
     s5 = src[first + 5 * stride:] if window > 5 else s0
     s6 = src[first + 6 * stride:] if window > 6 else s0
     s7 = src[first + 7 * stride:] if window > 7 else s0
-    _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, run)
+    _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, window, run)
 
 
 @njit(cache=True)
