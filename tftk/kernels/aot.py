@@ -49,6 +49,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.winograd:_pad_to_hwnc": (f"void({_F4_4}, i8, i8, i8, {_F4_4})",),
     "tftk.kernels.pool:_max_pool": (f"void({_F4_4}, {', '.join(['i8'] * 6)}, {_F4_4}, {_I8_4})",),
     "tftk.kernels.pool:_max_pool_grad": (f"void({_F4_4}, {_I8_4}, {_F4_4})",),
+    "tftk.kernels.pool:_max_pool_relu_grad": (f"void({_F4_4}, {_I8_4}, {_F4_4}, {_F4_4})",),
     "tftk.kernels.elementwise:_relu_grad": (f"void({_F4_2}, {_F4_2}, {_F4_2})",),
     "tftk.kernels.elementwise:_relu_grad_in_place": (f"void({_F4_2}, {_F4_2})", f"void({_F4_4}, {_F4_4})"),
     "tftk.kernels.elementwise:bias_relu_rows_in_place": (f"void({_F4_2}, {_F4_1})",),
