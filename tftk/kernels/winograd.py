@@ -143,11 +143,42 @@ def applies(dtype: np.dtype, x_shape: tuple[int, ...], filter_shape: tuple[int, 
             and kh == kw and kh in FILTERS and min(c, co) >= MIN_CHANNELS and tiles >= MIN_ROWS)
 
 
-@njit(cache=True)
-def _axpy(dst, src, coef, run):  # pragma: no cover - compiled
-    """dst[:run] += coef * src[:run] (views indexed by the loop counter, so LLVM vectorizes)."""
-    for k in range(run):
-        dst[k] += coef * src[k]
+WINDOW = 8  # the widest transform window (F(4, 5)'s input tiles); narrower ones pad with zero coefficients
+
+
+@njit(cache=True, inline="always")
+def _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, window, run):  # pragma: no cover - compiled
+    """dst[:run] = sum_{x < window} coef[x] * s_x[:run] (window <= WINDOW), in one pass and one store.
+
+    One expression instead of a pass of dst += coef * s per nonzero coefficient (each a load and a
+    store of dst): LeNet's 16->32 input transform went from 0.86 to 0.62 ms, and the layer's three
+    kernels ran 10-19% faster (deep-MNIST's 32->64 too), with bit-identical results on finite inputs
+    (a zero coefficient adds an exact 0). Inlined with views indexed by the loop counter, so LLVM
+    vectorizes it; as a called function its eight view arguments cost more than the loop.
+    """
+    c0, c1, c2, c3, c4, c5, c6, c7 = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6], coef[7]
+    if window <= 4:  # the filter gradient's dy tiles: half the terms (1.03 -> 0.72 ms on LeNet)
+        for k in range(run):
+            dst[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
+    else:
+        for k in range(run):
+            dst[k] = (c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
+                      + c4 * s4[k] + c5 * s5[k] + c6 * s6[k] + c7 * s7[k])
+
+
+@njit(cache=True, inline="always")
+def _combine_runs(dst, src, first, stride, window, coef, run):  # pragma: no cover - compiled
+    """dst[:run] = sum_{x < window} coef[x] * src[first + x*stride :][:run]; slots past `window` have
+    coefficient 0 and read the first run again."""
+    s0 = src[first:]
+    s1 = src[first + stride:] if window > 1 else s0
+    s2 = src[first + 2 * stride:] if window > 2 else s0
+    s3 = src[first + 3 * stride:] if window > 3 else s0
+    s4 = src[first + 4 * stride:] if window > 4 else s0
+    s5 = src[first + 5 * stride:] if window > 5 else s0
+    s6 = src[first + 6 * stride:] if window > 6 else s0
+    s7 = src[first + 7 * stride:] if window > 7 else s0
+    _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, window, run)
 
 
 @njit(cache=True)
@@ -155,32 +186,44 @@ def _tile_transform(src, p, window, step, ny, nx, run, out, tmp):  # pragma: no 
     """out[a*n + b, ty*nx + tx] = (P d P^T)[a, b] for every window d of src, each element a run of `run` floats.
 
     src is [rows, cols * run] (HWNC flattened: a pixel is `run` floats); window (ty, tx) is the
-    `window` x `window` pixels from (ty*step, tx*step); p is [n, window]. Two passes: down the columns
-    on whole rows of pixels, then along each window's row.
+    `window` x `window` pixels from (ty*step, tx*step); p is [n, WINDOW], zero past column `window`.
+    Two passes: down the columns on whole rows of pixels (src's rows flattened, so each row of the
+    window is one run), then along each window's row.
     """
     n = p.shape[0]
     width = src.shape[1]
+    flat = src.reshape(-1)
     for ty in range(ny):
         for a in range(n):
-            line = tmp[a]
-            for k in range(width):
-                line[k] = 0.0
-            for y in range(window):
-                coef = p[a, y]
-                if coef != 0.0:
-                    _axpy(line, src[ty * step + y], coef, width)
+            _combine_runs(tmp[a], flat, ty * step * width, width, window, p[a], width)
         for tx in range(nx):
             for a in range(n):
                 line = tmp[a]
                 for b in range(n):
-                    dst = out[a * n + b, ty * nx + tx]
-                    for k in range(run):
+                    _combine_runs(out[a * n + b, ty * nx + tx], line, tx * step * run, run, window, p[b], run)
+
+
+@njit(cache=True)
+def _pad_to_hwnc(x, b0, top, left, out):  # pragma: no cover - compiled
+    """out[y, x', image, :] = x[b0 + image, y - top, x' - left, :], zero outside x: NHWC images b0.. padded
+    and laid out HWNC in one pass, each element written once (twice as fast as numpy's zero fill and
+    transposing copy: 0.11 -> 0.05 ms for LeNet's 64x14x14x16)."""
+    hp, wp, images, c = out.shape
+    h, w = x.shape[1], x.shape[2]
+    for yy in range(hp):
+        iy = yy - top
+        for xx in range(wp):
+            ix = xx - left
+            inside = iy >= 0 and iy < h and ix >= 0 and ix < w
+            for image in range(images):
+                dst = out[yy, xx, image]
+                if inside:
+                    src = x[b0 + image, iy, ix]
+                    for k in range(c):
+                        dst[k] = src[k]
+                else:
+                    for k in range(c):
                         dst[k] = 0.0
-                    for x in range(window):
-                        coef = p[b, x]
-                        if coef != 0.0:
-                            start = (tx * step + x) * run
-                            _axpy(dst, line[start:start + run], coef, run)
 
 
 class _Tiling:
@@ -205,8 +248,7 @@ class _Tiling:
     def padded_hwnc(self, x: np.ndarray, b0: int, b1: int) -> np.ndarray:
         """Images b0..b1-1 of x, zero-padded to [hp, wp] and laid out [hp, wp * images * channels]."""
         xp = _buffer("input", (self.hp, self.wp, b1 - b0, self.c))
-        xp[...] = 0.0
-        xp[self.top:self.top + self.h, self.left:self.left + self.w] = x[b0:b1].transpose(1, 2, 0, 3)
+        _pad_to_hwnc(x, b0, self.top, self.left, xp)
         return xp.reshape(self.hp, -1)
 
     def input_tiles(self, src: np.ndarray, bt: np.ndarray, window: int, run: int, name: str) -> np.ndarray:
@@ -214,7 +256,9 @@ class _Tiling:
         n = bt.shape[0]
         out = _buffer(name, (n * n, self.ny * self.nx, run))
         tmp = _buffer("lines", (n, src.shape[1]))
-        _tile_transform(src, bt.astype(np.float32), window, TILE, self.ny, self.nx, run, out, tmp)
+        coef = np.zeros((n, WINDOW), dtype=np.float32)
+        coef[:, :window] = bt
+        _tile_transform(src, coef, window, TILE, self.ny, self.nx, run, out, tmp)
         return out
 
 
@@ -229,6 +273,7 @@ def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[Pair, Pair]) -> np.ndarray:
     """Stride-1 Conv2D of float32 NHWC x with an r x r HWIO filter (see `applies`), by F(4x4, r x r)."""
     r, co = w.shape[0], w.shape[3]
     t = _Tiling(x.shape, r, pads, co)
+    x = np.ascontiguousarray(x)
     at, g, bt = transforms(TILE, r)
     at32 = at.astype(np.float32)
     u = _filter_tiles(w, g)
@@ -274,6 +319,7 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
     transform."""
     r, co = filter_shape[0], filter_shape[3]
     t = _Tiling(x.shape, r, pads, co)
+    x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
     at, g, bt = transforms(r, TILE)  # r outputs (filter taps) from a 4-tap "filter" (a dy tile)
     n = t.alpha
     total = np.zeros((n * n, t.c, co), dtype=np.float32)
@@ -281,8 +327,7 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
         images = b1 - b0
         v = t.input_tiles(t.padded_hwnc(x, b0, b1), bt, n, images * t.c, "tiles")
         dyp = _buffer("gradient", (t.ny * TILE, t.nx * TILE, images, co))
-        dyp[...] = 0.0
-        dyp[:t.oh, :t.ow] = dy[b0:b1].transpose(1, 2, 0, 3)
+        _pad_to_hwnc(dy, b0, 0, 0, dyp)
         d = t.input_tiles(dyp.reshape(t.ny * TILE, -1), g, TILE, images * co, "gradient tiles")
         total += np.matmul(v.reshape(n * n, -1, t.c).transpose(0, 2, 1), d.reshape(n * n, -1, co))
     m = total.reshape(n, n, t.c, co).astype(np.float64)

@@ -317,8 +317,18 @@ def _max_pool_grad_grad(ddx: np.ndarray, argmax: np.ndarray) -> np.ndarray:
     return np.where(argmax >= 0, flat[np.maximum(argmax, 0)], 0).astype(ddx.dtype, copy=False)
 
 
+def _bind_max_pool_relu_grad(op, ctx):
+    from tftk.kernels.pool import max_pool_relu_grad as kernel
+    return lambda dy, argmax, x, relu_y: kernel(dy, argmax, relu_y)
+
+
 registry.register_op("MaxPool", _bind_max_pool, fresh=True)
 registry.register_op("MaxPoolGrad", _bind_max_pool_grad, fresh=True)
+# Plans run a max-pool gradient read only by a ReLU gradient (ReLU then pooling: every conv layer's
+# backward pass) as one kernel; the graph keeps TF's two ops.
+registry.register_op("MaxPoolGradReluGrad", _bind_max_pool_relu_grad, fresh=True)
+registry.not_differentiable("MaxPoolGradReluGrad")  # exists in plans only, never in a graph
+registry.register_fusion("MaxPoolGrad", "ReluGrad", "MaxPoolGradReluGrad")
 registry.register_op("MaxPoolGradGrad", lambda op, ctx: _max_pool_grad_grad)
 registry.not_differentiable("MaxPoolGradGrad")
 
