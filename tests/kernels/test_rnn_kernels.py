@@ -1,14 +1,14 @@
-"""The fused LSTM and GRU cell kernels at sizes their vectorised loops run on, against the cell math in float64
-numpy; and the staggered output buffers they allocate.
+"""The fused LSTM cell kernels at sizes their vectorised loops run on, against the cell math in float64
+numpy; and the staggered output buffers the LSTM and GRU kernels allocate.
 
-The op-level tests (tests/nn/test_lstm_block.py, test_gru_block.py) check gradients and TF equality on
-cells of 5 units, which only the loops' scalar remainders see; these check widths of several vectors.
+The op-level tests (tests/nn/test_lstm_block.py) check gradients and TF equality on cells of 5 units,
+which only the loops' scalar remainders see; these check widths of several vectors. (The GRU kernels'
+are in tests/nn/test_gru_block.py.)
 """
 
 import numpy as np
 import pytest
 
-from tftk.kernels.gru import gru_block_cell, gru_block_cell_grad
 from tftk.kernels.lstm import lstm_block_cell, lstm_block_cell_grad
 from tftk.kernels.staggered import staggered_empty
 
@@ -83,40 +83,6 @@ def test_lstm_kernel_without_peepholes_ignores_the_peephole_weights():
     grad_zeros = lstm_block_cell_grad(args[1], *(np.zeros(32, np.float32),) * 3, *with_weights[:6], args[1], args[2])
     for got, want in zip(grad, grad_zeros):
         np.testing.assert_array_equal(got, want)
-
-
-def _gru_reference(x, h_prev, w_ru, w_c, b_ru, b_c, d_h):
-    """TF's GRUBlockCell and GRUBlockCellGrad in float64."""
-    x, h_prev, w_ru, w_c, b_ru, b_c, d_h = (a.astype(np.float64) for a in (x, h_prev, w_ru, w_c, b_ru, b_c, d_h))
-    n, depth = h_prev.shape[1], x.shape[1]
-    ru = _sigmoid(np.concatenate([x, h_prev], 1) @ w_ru + b_ru)
-    r, u = ru[:, :n], ru[:, n:]
-    c = np.tanh(np.concatenate([x, r * h_prev], 1) @ w_c + b_c)
-    d_c_bar = d_h * (1 - u) * (1 - c * c)
-    d_u_bar = d_h * (h_prev - c) * u * (1 - u)
-    d_xhr = d_c_bar @ w_c.T
-    d_r_bar = d_xhr[:, depth:] * h_prev * r * (1 - r)
-    d_ru_bar = np.concatenate([d_r_bar, d_u_bar], 1)
-    d_xh = d_ru_bar @ w_ru.T
-    d_x = d_xhr[:, :depth] + d_xh[:, :depth]
-    d_h_prev = d_xhr[:, depth:] * r + d_h * u + d_xh[:, depth:]
-    return (r, u, c, u * h_prev + (1 - u) * c), (d_x, d_h_prev, d_c_bar, d_ru_bar)
-
-
-@pytest.mark.parametrize("batch,depth,units", [(9, 7, 64), (5, 3, 37), (2, 20, 130)])
-def test_gru_kernels_equal_the_cell_math(batch, depth, units):
-    rng = np.random.default_rng(units)
-    f32 = np.float32
-    x, h_prev, d_h = (rng.standard_normal(s).astype(f32) for s in ((batch, depth), (batch, units), (batch, units)))
-    w_ru = (rng.standard_normal((depth + units, 2 * units)) * 0.3).astype(f32)
-    w_c = (rng.standard_normal((depth + units, units)) * 0.3).astype(f32)
-    b_ru, b_c = rng.standard_normal(2 * units).astype(f32), rng.standard_normal(units).astype(f32)
-    outs = gru_block_cell(x, h_prev, w_ru, w_c, b_ru, b_c)
-    grads = gru_block_cell_grad(x, h_prev, w_ru, w_c, b_ru, b_c, *outs[:3], d_h)
-    want_outs, want_grads = _gru_reference(x, h_prev, w_ru, w_c, b_ru, b_c, d_h)
-    for got, want in zip(outs + grads, want_outs + want_grads):
-        assert got.dtype == np.float32
-        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(want).max()))
 
 
 @pytest.mark.parametrize("shapes,dtype", [
