@@ -13,40 +13,47 @@ from tftk.ops.gru_ops import gru_block_cell
 B, D, N = 3, 4, 5
 
 
-def _arrays(seed=0, dtype=np.float64):
+def _arrays(seed=0, dtype=np.float64, batch=B, depth=D, units=N):
     rng = np.random.default_rng(seed)
-    a = dict(x=rng.standard_normal((B, D)), h=rng.standard_normal((B, N)),
-             w_ru=rng.standard_normal((D + N, 2 * N)) * 0.5, w_c=rng.standard_normal((D + N, N)) * 0.5,
-             b_ru=rng.standard_normal(2 * N) * 0.5, b_c=rng.standard_normal(N) * 0.5)
+    a = dict(x=rng.standard_normal((batch, depth)), h=rng.standard_normal((batch, units)),
+             w_ru=rng.standard_normal((depth + units, 2 * units)) * 0.5,
+             w_c=rng.standard_normal((depth + units, units)) * 0.5,
+             b_ru=rng.standard_normal(2 * units) * 0.5, b_c=rng.standard_normal(units) * 0.5)
     return {k: v.astype(dtype) for k, v in a.items()}
 
 
 def _numpy_cell(x, h, w_ru, w_c, b_ru, b_c):
     sigmoid = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
     ru = sigmoid(np.concatenate([x, h], 1) @ w_ru + b_ru)
-    r, u = ru[:, :N], ru[:, N:]
+    r, u = np.split(ru, 2, axis=1)
     c = np.tanh(np.concatenate([x, r * h], 1) @ w_c + b_c)
     return r, u, c, u * h + (1 - u) * c
 
 
 def _numpy_grad(x, h, w_ru, w_c, b_ru, b_c, r, u, c, d_h):
+    depth = x.shape[1]
     d_c_bar = d_h * (1 - u) * (1 - c * c)
     d_u_bar = d_h * (h - c) * u * (1 - u)
     d_xhr = d_c_bar @ w_c.T
-    d_r_bar = d_xhr[:, D:] * h * r * (1 - r)
+    d_r_bar = d_xhr[:, depth:] * h * r * (1 - r)
     d_ru_bar = np.concatenate([d_r_bar, d_u_bar], 1)
     d_xh = d_ru_bar @ w_ru.T
-    return d_xhr[:, :D] + d_xh[:, :D], d_xhr[:, D:] * r + d_h * u + d_xh[:, D:], d_c_bar, d_ru_bar
+    return (d_xhr[:, :depth] + d_xh[:, :depth], d_xhr[:, depth:] * r + d_h * u + d_xh[:, depth:], d_c_bar,
+            d_ru_bar)
 
 
-@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 2e-6)])
-def test_kernels_match_the_numpy_definition(dtype, tol):
-    a = list(_arrays(1, dtype).values())
+# 5 units only reach the kernels' scalar loop remainders; 37, 64 and 130 their vectorised loops.
+@pytest.mark.parametrize("dtype,tol,batch,depth,units", [
+    (np.float64, 1e-12, B, D, N), (np.float32, 2e-6, B, D, N), (np.float32, 2e-6, 9, 7, 64),
+    (np.float32, 2e-6, 5, 3, 37), (np.float64, 1e-12, 2, 20, 130),
+])
+def test_kernels_match_the_numpy_definition(dtype, tol, batch, depth, units):
+    a = list(_arrays(1, dtype, batch, depth, units).values())
     outs = gru_kernel(*a)
     for got, want in zip(outs, _numpy_cell(*(x.astype(np.float64) for x in a))):
         assert got.dtype == dtype
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
-    d_h = np.random.default_rng(2).standard_normal((B, N)).astype(dtype)
+    d_h = np.random.default_rng(2).standard_normal((batch, units)).astype(dtype)
     grads = gru_grad_kernel(*a, *outs[:3], d_h)
     wanted = _numpy_grad(*(x.astype(np.float64) for x in a + list(outs[:3]) + [d_h]))
     for got, want in zip(grads, wanted):

@@ -17,53 +17,69 @@ import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
 from tftk.kernels.jit import njit
+from tftk.kernels.staggered import staggered_empty
 
 __all__ = ["gru_block_cell", "gru_block_cell_grad"]
+
+
+# Each kernel goes one row at a time through 1-D views of its arrays (and of each gate block): LLVM
+# vectorises those inner loops, not the same loops indexing 2-D arrays at offsets k, n + k, ...
+# `one` is 1 in the arrays' dtype: an integer literal would widen float32 arithmetic to float64.
 
 
 @njit(cache=True, error_model="numpy")
 def _gates(ru_bar, b_ru, h_prev, depth, r, u, xhr):  # pragma: no cover - compiled
     """r, u from the gate product; the h part of `xhr` becomes r * h_prev."""
     rows, n = h_prev.shape
+    b_r, b_u = b_ru[:n], b_ru[n:]
     for row in range(rows):
+        g_r, g_u, hp, r_row, u_row, hr = (ru_bar[row, :n], ru_bar[row, n:], h_prev[row], r[row], u[row],
+                                          xhr[row, depth:])
         for k in range(n):
-            gr = sigmoid_scalar(ru_bar[row, k] + b_ru[k])
-            r[row, k] = gr
-            u[row, k] = sigmoid_scalar(ru_bar[row, n + k] + b_ru[n + k])
-            xhr[row, depth + k] = gr * h_prev[row, k]
+            gr = sigmoid_scalar(g_r[k] + b_r[k])
+            r_row[k] = gr
+            u_row[k] = sigmoid_scalar(g_u[k] + b_u[k])
+            hr[k] = gr * hp[k]
 
 
 @njit(cache=True, error_model="numpy")
 def _blend(c_bar, b_c, h_prev, u, c, h):  # pragma: no cover - compiled
     rows, n = h_prev.shape
+    one = h_prev.dtype.type(1)
     for row in range(rows):
+        cb, hp, u_row, c_row, h_row = c_bar[row], h_prev[row], u[row], c[row], h[row]
         for k in range(n):
-            gc = tanh_scalar(c_bar[row, k] + b_c[k])
-            gu = u[row, k]
-            c[row, k] = gc
-            h[row, k] = gu * h_prev[row, k] + (1 - gu) * gc
+            gc = tanh_scalar(cb[k] + b_c[k])
+            gu = u_row[k]
+            c_row[k] = gc
+            h_row[k] = gu * hp[k] + (one - gu) * gc
 
 
 @njit(cache=True, error_model="numpy")
 def _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_u_bar):  # pragma: no cover - compiled
     rows, n = h_prev.shape
+    one = h_prev.dtype.type(1)
     for row in range(rows):
+        hp, u_row, c_row, dh_row, dc_row, du_row = h_prev[row], u[row], c[row], d_h[row], d_c_bar[row], d_u_bar[row, n:]
         for k in range(n):
-            gu, gc, dh = u[row, k], c[row, k], d_h[row, k]
-            d_c_bar[row, k] = dh * (1 - gu) * (1 - gc * gc)
-            d_u_bar[row, n + k] = dh * (h_prev[row, k] - gc) * gu * (1 - gu)
+            gu, gc, dh = u_row[k], c_row[k], dh_row[k]
+            dc_row[k] = dh * (one - gu) * (one - gc * gc)
+            du_row[k] = dh * (hp[k] - gc) * gu * (one - gu)
 
 
 @njit(cache=True, error_model="numpy")
 def _reset_grad(h_prev, r, u, d_h, d_xhr, depth, d_ru_bar, d_h_prev):  # pragma: no cover - compiled
     """d r_bar into `d_ru_bar`'s first half; the direct terms of d h_prev."""
     rows, n = h_prev.shape
+    one = h_prev.dtype.type(1)
     for row in range(rows):
+        hp, r_row, u_row, dh_row, dhr_row, dr_row, dhp_row = (h_prev[row], r[row], u[row], d_h[row],
+                                                              d_xhr[row, depth:], d_ru_bar[row, :n], d_h_prev[row])
         for k in range(n):
-            gr = r[row, k]
-            d_hr = d_xhr[row, depth + k]
-            d_ru_bar[row, k] = d_hr * h_prev[row, k] * gr * (1 - gr)
-            d_h_prev[row, k] = d_hr * gr + d_h[row, k] * u[row, k]
+            gr = r_row[k]
+            d_hr = dhr_row[k]
+            dr_row[k] = d_hr * hp[k] * gr * (one - gr)
+            dhp_row[k] = d_hr * gr + dh_row[k] * u_row[k]
 
 
 def _matrix(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -91,7 +107,7 @@ def gru_block_cell(x, h_prev, w_ru, w_c, b_ru, b_c) -> tuple[np.ndarray, ...]:
     xh[:, depth:] = h_prev
     h_prev = _matrix(h_prev, dtype)
     ru_bar = xh @ _matrix(w_ru, dtype)
-    r, u, c, h = (np.empty((batch, n), dtype) for _ in range(4))
+    r, u, c, h = staggered_empty([(batch, n)] * 4, dtype)
     _gates(ru_bar, _matrix(b_ru, dtype), h_prev, depth, r, u, xh)  # xh is [x, r * h_prev] from here on
     c_bar = xh @ _matrix(w_c, dtype)
     _blend(c_bar, _matrix(b_c, dtype), h_prev, u, c, h)
@@ -104,11 +120,9 @@ def gru_block_cell_grad(x, h_prev, w_ru, w_c, b_ru, b_c, r, u, c, d_h) -> tuple[
     batch, depth = x.shape
     n = h_prev.shape[1]
     h_prev, r, u, c, d_h = (_matrix(a, dtype) for a in (h_prev, r, u, c, d_h))
-    d_c_bar = np.empty((batch, n), dtype)
-    d_ru_bar = np.empty((batch, 2 * n), dtype)
+    d_c_bar, d_ru_bar, d_h_prev = staggered_empty([(batch, n), (batch, 2 * n), (batch, n)], dtype)
     _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_ru_bar)
     d_xhr = d_c_bar @ _matrix(w_c, dtype).T
-    d_h_prev = np.empty((batch, n), dtype)
     _reset_grad(h_prev, r, u, d_h, d_xhr, depth, d_ru_bar, d_h_prev)
     d_xh = d_ru_bar @ _matrix(w_ru, dtype).T
     d_x = d_xhr[:, :depth] + d_xh[:, :depth]

