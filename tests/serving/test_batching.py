@@ -13,7 +13,7 @@ import pytest
 
 from tftk.user_input import UserInputError
 from tftk.proto import serving as pb
-from tftk.serving.batching import Batcher, BatchingParameters, QueueFull, read_batching_parameters
+from tftk.serving.batching import Batcher, BatchingParameters, LoopFuture, QueueFull, read_batching_parameters
 from tftk.serving.manager import ServedModel, VersionPolicy
 from tftk.serving.sources import RunFolderSource
 from tftk.serving.tensors import from_tensor_proto, to_tensor_proto
@@ -211,3 +211,26 @@ def test_an_event_loop_round_of_requests_runs_as_one_batch(counted, requests, ba
             for t, want in zip(threads, on_the_loop)] == [True] * len(batches)
     expected = counting("serving_default", {"images": images}, ["classes"])["classes"]
     assert [int(r["classes"][0]) for r in results] == expected.tolist()
+
+
+@pytest.mark.parametrize("settle, expected", [
+    (lambda future: future.set_result({"classes": 3}), {"classes": 3}),
+    (lambda future: future.set_exception(QueueFull("full")), QueueFull),
+])
+@pytest.mark.parametrize("callback_before", [True, False])
+def test_a_loop_future_gives_its_result_or_error_and_runs_each_callback_once(settle, expected, callback_before):
+    future, seen = LoopFuture(), []
+    with pytest.raises(RuntimeError, match="before its result is set"):
+        future.result()
+    if callback_before:
+        future.add_done_callback(seen.append)
+        assert seen == [] and not future.done()
+    settle(future)
+    if not callback_before:
+        future.add_done_callback(seen.append)  # added when done: runs at once
+    assert seen == [future] and future.done()
+    if isinstance(expected, dict):
+        assert future.result() == expected
+    else:
+        with pytest.raises(expected, match="full"):
+            future.result()

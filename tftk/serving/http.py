@@ -55,7 +55,7 @@ class Response:
 class Pending:
     """An answer still being computed: `finish(future)` (on the event loop) makes the Response once it is done."""
 
-    future: Future
+    future: Future  # or a tftk.serving.batching.LoopFuture: add_done_callback and result are what is used
     finish: Callable[[Future], Response]
 
 
