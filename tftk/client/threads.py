@@ -13,10 +13,11 @@ running threads, smoothed over samples at most every `SAMPLE_SECONDS`) and gives
 The count of runnable tasks is a guess: a neighbour that only bursts, a CPU quota, or a machine
 loaded by short jobs can leave it low while a 2-thread step still collapses (on the shared 2-core
 machine at load ~10, the bench_rnn LSTM step took 77-93 ms on 1 thread and 1.5-2.3 s on 2). So
-each plan also keeps its measured step time per thread count (`StepTimes`): the count
-with the lower time runs, and the other is measured again after a wait that doubles while it keeps
-losing (`RETRY_SECONDS` up to `RETRY_MAX_SECONDS`), so a 2-thread step that collapses is retried
-rarely, and one that recovers is found again within seconds. The first run of a plan (compilation)
+each plan also keeps its recent step times per thread count (`StepTimes`): more threads run only
+where they beat one thread by a margin, and the other count is measured again (a few steps, cut
+short when it collapses) after a wait that doubles while it keeps losing (`RETRY_SECONDS` up to
+`RETRY_MAX_SECONDS`), so a 2-thread step that collapses is retried rarely, and one that recovers is
+found again within seconds. The first run of a plan (compilation)
 is not counted. Under load the wall time of a step is the CPU share the scheduler gives it: TF's
 two runnable threads get two shares where one thread gets one, which no thread count here wins back
 (a 2-thread step that stalls at barriers gets less than one). Tried and not kept, measured on the
@@ -39,6 +40,9 @@ __all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores"]
 SAMPLE_SECONDS = 0.1
 RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured again
 RETRY_MAX_SECONDS = 16.0
+PROBE_STEPS = 3  # steps per measurement of a thread count; its median judges it
+MARGIN = 0.9  # more threads run only where their step takes at most this fraction of one thread's
+ABANDON = 2.0  # a probe ends at its first step this many times slower than the other count's median
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state = {"at": -1.0, "others": 0.0}
 
@@ -95,43 +99,76 @@ def effective_threads(bound: int) -> int:
 
 
 class StepTimes:
-    """One plan's step time per thread count (a running mean of its recent steps), and when the
-    count that lost the comparison is measured again."""
+    """One plan's recent step times per thread count, the count that runs it, and when the other is
+    measured again.
 
-    _WEIGHT = 0.5  # of the newest step in the running mean
+    More threads run only where they are faster by a margin (`MARGIN`): a 2-thread step costs twice
+    the CPU time, and every one of its BLAS calls ends in a barrier that stalls whenever the second
+    core is taken, so a few percent of wall time are not worth it (LeNet's step, measured on 2 cores:
+    5-10% faster on two threads at twice the CPU). A count is judged by the median of its last
+    `PROBE_STEPS` steps, so one step slowed by a neighbour does not decide."""
 
     def __init__(self) -> None:
-        self.seconds: dict[int, float] = {}
+        self.recent: dict[int, list[float]] = {}  # thread count -> its last PROBE_STEPS step times
         self.runs = 0
         self.wait = RETRY_SECONDS
         self.retry_at = 0.0
-        self.probing: int | None = None  # the losing count being measured again in this step
+        self.free = 1  # the largest count offered by the last choose()
+        self.probing: int | None = None  # the count being measured in the coming steps
+        self._probe_left = 0
+
+    def _median(self, threads: int) -> float:
+        times = sorted(self.recent[threads])
+        return times[len(times) // 2]
+
+    def preferred(self, free: int) -> int:
+        """`free` where its measured steps beat one thread's by `MARGIN`, else 1."""
+        return free if self._median(free) <= MARGIN * self._median(1) else 1
+
+    def _probe(self, threads: int) -> int:
+        self.probing, self._probe_left = threads, PROBE_STEPS
+        self.recent[threads] = []
+        return threads
 
     def choose(self, free: int, now: float) -> int:
-        """`free` (> 1) threads or 1: whichever ran the plan faster, the other when its retry is due."""
-        if self.runs < 2 or free not in self.seconds:
-            return free
-        if 1 not in self.seconds:
-            return 1  # measure one thread once
-        best, other = (free, 1) if self.seconds[free] <= self.seconds[1] else (1, free)
+        """`free` (> 1) threads or 1: the preferred count, the other while it is measured again."""
+        self.free = free
+        if self.probing in (free, 1):
+            return self.probing
+        self.probing = None
+        if self.runs == 0:
+            return free  # the first run compiles: not measured
+        for threads in (free, 1):
+            if not self.recent.get(threads):
+                return self._probe(threads)
+        best = self.preferred(free)
         if now < self.retry_at:
             return best
         self.retry_at = now + self.wait  # until record() sets it from the probe's outcome
-        self.probing = other
-        return other
+        return self._probe(1 if best == free else free)
 
     def record(self, threads: int, seconds: float, now: float) -> None:
         """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not)."""
         self.runs += 1
         if self.runs == 1:
             return
-        old = self.seconds.get(threads)
-        probe, self.probing = self.probing == threads, None
-        self.seconds[threads] = seconds if old is None or probe else self._WEIGHT * seconds + (1 - self._WEIGHT) * old
-        if probe:  # a win resets the wait, a loss doubles it
-            won = all(seconds <= t for n, t in self.seconds.items() if n != threads)
-            self.wait = RETRY_SECONDS if won else min(self.wait * 2, RETRY_MAX_SECONDS)
-            self.retry_at = now + self.wait
+        times = self.recent.setdefault(threads, [])
+        times.append(seconds)
+        del times[:-PROBE_STEPS]
+        if threads != self.probing:
+            return
+        self._probe_left -= 1
+        rival = 1 if threads != 1 else self.free
+        if self.recent.get(rival) and seconds > ABANDON * self._median(rival):
+            self._probe_left = 0  # a collapsing count is not run for a whole probe
+        if self._probe_left > 0:
+            return
+        self.probing = None
+        if not self.recent.get(1) or not self.recent.get(self.free):
+            return  # the first count measured: nothing to compare yet
+        won = self.preferred(self.free) == threads  # a win resets the wait, a loss doubles it
+        self.wait = RETRY_SECONDS if won else min(self.wait * 2, RETRY_MAX_SECONDS)
+        self.retry_at = now + self.wait
 
 
 def step_threads(bound: int, times: StepTimes | None = None) -> int:
