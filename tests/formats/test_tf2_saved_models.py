@@ -3,6 +3,7 @@ outputs TF's own TF1 loader gives (fixtures by tests/fixtures/formats/make_tf2_s
 the variables come back from the object-based checkpoint keys the traced restore function names, and
 the Saver that `import_meta_graph` returns writes checkpoints under those keys that load again."""
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -87,3 +88,34 @@ def test_tf1_lookup_table_ops_from_a_meta_graph():
         got_ids, got_size = sess.run([ids, size], {"words:0": values["words"]})
     np.testing.assert_array_equal(got_ids, values["ids"])
     assert got_size == values["size"] == 3
+
+
+def test_tf1_saved_model_reads_its_vocabulary_from_assets(tmp_path):
+    """TF's simple_save copied the vocabulary file into assets/ (the original is gone): the init op is
+    fed the asset's new path, and the feature columns give TF's output."""
+    values = np.load(FIXTURES / "tf1_vocab" / "values.npz")
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(FIXTURES / "tf1_vocab", moved)
+    with tf.Session(graph=tf.Graph()) as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], str(moved))
+        got = _run_signature(sess, meta, {"color": values["color"], "shape": values["shape"]})
+    np.testing.assert_allclose(got["output"], values["output"], rtol=1e-6)
+
+
+def test_tftk_saved_model_carries_its_text_file_assets(tmp_path):
+    vocabulary = tmp_path / "colors.txt"
+    vocabulary.write_text("red\ngreen\nblue\n")
+    with tf.Graph().as_default() as graph, tf.Session(graph=graph) as sess:
+        words = tf.placeholder(tf.string, [None], name="words")
+        table = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+            str(vocabulary), tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+            tf.lookup.TextFileIndex.LINE_NUMBER), -1)
+        tf.saved_model.simple_save(sess, str(tmp_path / "model"), {"words": words},
+                                   {"ids": table.lookup(words)}, legacy_init_op=tf.tables_initializer())
+    vocabulary.unlink()
+    assert (tmp_path / "model" / "assets" / "colors.txt").read_text() == "red\ngreen\nblue\n"
+    with tf.Session(graph=tf.Graph()) as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "model"))
+        assert [a.filename for a in meta.asset_file_def] == ["colors.txt"]
+        got = _run_signature(sess, meta, {"words": np.array([b"blue", b"pink", b"red"])})
+    np.testing.assert_array_equal(got["ids"], [2, -1, 0])

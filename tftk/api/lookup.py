@@ -1,5 +1,5 @@
-"""The `tf.lookup` namespace: immutable key -> value tables."""
+"""The `tf.lookup` namespace: immutable key -> value tables, filled from tensors or a text file."""
 
-from tftk.ops.lookup_ops import KeyValueTensorInitializer, StaticHashTable
+from tftk.ops.lookup_ops import KeyValueTensorInitializer, StaticHashTable, TextFileIndex, TextFileInitializer
 
-__all__ = ["KeyValueTensorInitializer", "StaticHashTable"]
+__all__ = ["KeyValueTensorInitializer", "StaticHashTable", "TextFileIndex", "TextFileInitializer"]

@@ -28,4 +28,5 @@ class GraphKeys:
     WHILE_CONTEXT = "while_context"
     METRIC_VARIABLES = "metric_variables"
     TABLE_INITIALIZERS = "table_initializer"
+    ASSET_FILEPATHS = "asset_filepaths"  # the file names a SavedModel copies into its assets/ folder
     SAVEABLE_OBJECTS = "saveable_objects"  # what tf.train.Saver saves besides the global variables

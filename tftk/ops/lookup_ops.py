@@ -1,8 +1,11 @@
-"""`tf.lookup.StaticHashTable` and `KeyValueTensorInitializer`: an immutable key -> value table.
+"""`tf.lookup.StaticHashTable`, `KeyValueTensorInitializer` and `TextFileInitializer`: an immutable
+key -> value table.
 
 The table is per-session state behind a handle op (as queues are). Its initializer is an op in
 the TABLE_INITIALIZERS collection, so `tf.tables_initializer()` fills it; a lookup before that fails
-with FailedPreconditionError, as in TF. Keys absent from the table give `default_value`.
+with FailedPreconditionError, as in TF. Keys absent from the table give `default_value`. A text file
+fills it as TF's InitializeTableFromTextFileV2 reads one: a line per entry (a trailing "\r" dropped,
+an empty line an error), key and value each the whole line, its number, or a delimited column.
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ from typing import Any
 import numpy as np
 
 from tftk.framework import dtypes, registry
-from tftk.framework.errors import FailedPreconditionError, InvalidArgumentError
+from tftk.framework.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from tftk.framework.ops import GraphKeys, Operation, Tensor, add_to_collections, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops.data_flow_ops import state_getter
 from tftk.ops.op_builder import make_multi_op, make_op
 
-__all__ = ["KeyValueTensorInitializer", "StaticHashTable"]
+__all__ = ["KeyValueTensorInitializer", "StaticHashTable", "TextFileIndex", "TextFileInitializer"]
 
 
 class _TableState:
@@ -37,15 +40,95 @@ def _bind_handle(op: Operation, ctx: Any):
     return lambda: np.array(name, dtype=object)
 
 
+def _fill(op: Operation, table: _TableState, keys: Any, values: Any) -> None:
+    """Fill an empty table (a filled one is left as it is); one key with two values is TF's error."""
+    if table.table is not None:
+        return
+    entries: dict = {}
+    for k, v in zip(keys, values):
+        key = _key(k)
+        if entries.setdefault(key, v) != v:
+            raise FailedPreconditionError(None, op, f"HashTable has different value for same key. Key {_shown(k)} "
+                                                    f"has {_shown(entries[key])} and trying to add value {_shown(v)}")
+    table.table = entries
+
+
+def _shown(x: Any) -> str:
+    return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+
+
 def _bind_import(op: Operation, ctx: Any):
     state = state_getter(op, ctx, _TableState)
 
     def kernel(keys: np.ndarray, values: np.ndarray) -> None:
         if keys.shape != values.shape:
             raise InvalidArgumentError(None, op, f"Expected shape {keys.shape} for value, got {values.shape}")
-        table = state()
-        if table.table is None:
-            table.table = {_key(k): v for k, v in zip(keys.reshape(-1), values.reshape(-1))}
+        _fill(op, state(), keys.reshape(-1), values.reshape(-1))
+    return kernel
+
+
+class TextFileIndex:
+    """The key_index / value_index that mean the whole line or the line number, not a column."""
+
+    WHOLE_LINE = -2
+    LINE_NUMBER = -1
+
+
+def _read_text_file(op: Operation, filename: str, key_index: int, value_index: int, vocab_size: int,
+                    delimiter: str, offset: int, key_dtype: Any, value_dtype: Any) -> tuple[list, list]:
+    """The keys and values TF's TextFileLineIterator reads from `filename`."""
+    try:
+        with open(filename, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise NotFoundError(None, op, f"{filename}; {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line
+    if vocab_size != -1:
+        if len(lines) < vocab_size:
+            raise InvalidArgumentError(None, op, f"Invalid vocab_size in {filename}: expected {vocab_size} but got "
+                                                 f"{len(lines)}")
+        lines = lines[:vocab_size]
+    keys, values, position, columns = [], [], 0, max(key_index, value_index) + 1
+    for number, raw in enumerate(lines):
+        position += len(raw) + 1
+        line = raw[:-1] if raw.endswith(b"\r") else raw
+        if not line:
+            raise InvalidArgumentError(None, op, f"Invalid content in {filename}: empty line found at position "
+                                                 f"{position}.")
+        tokens = line.split(delimiter.encode()) if columns > 0 else []
+        if len(tokens) < columns:
+            raise InvalidArgumentError(None, op, f"Invalid number of columns in {filename} line {number} "
+                                                 f"({_shown(line)}) : expected at least {columns} got {len(tokens)}")
+        keys.append(_field(op, line, tokens, key_index, number, offset, key_dtype))
+        values.append(_field(op, line, tokens, value_index, number, offset, value_dtype))
+    return keys, values
+
+
+def _field(op: Operation, line: bytes, tokens: list, index: int, number: int, offset: int, dtype: Any) -> Any:
+    if index == TextFileIndex.LINE_NUMBER:
+        return np.int64(number + offset)
+    token = line if index == TextFileIndex.WHOLE_LINE else tokens[index]
+    if dtype is dtypes.string:
+        return token
+    try:
+        return dtype.as_numpy_dtype(int(token) if dtype.is_integer else float(token))
+    except (ValueError, OverflowError):
+        raise InvalidArgumentError(None, op, f"Field {_shown(token)} in line {number} is not a valid "
+                                             f"{dtype.name}.") from None
+
+
+def _bind_text_file(op: Operation, ctx: Any):
+    state = state_getter(op, ctx, _TableState)
+    a = op.get_attr
+
+    def kernel(filename: np.ndarray) -> None:
+        name = filename.reshape(()).item()
+        name = name.decode("utf-8") if isinstance(name, bytes) else str(name)
+        keys, values = _read_text_file(op, name, a("key_index"), a("value_index"), a("vocab_size"),
+                                       a("delimiter"), a("offset"), a("Tkey"), a("Tval"))
+        _fill(op, state(), keys, values)
     return kernel
 
 
@@ -75,10 +158,27 @@ def _bind_size(op: Operation, ctx: Any):
 
 
 registry.register_op("HashTableV2", _bind_handle, stateful=True, holds_state=True)
-for _op_type, _factory in (("InitializeTableV2", _bind_import), ("LookupTableFindV2", _bind_find),
-                           ("LookupTableSizeV2", _bind_size)):
+for _op_type, _factory in (("InitializeTableV2", _bind_import), ("InitializeTableFromTextFileV2", _bind_text_file),
+                           ("LookupTableFindV2", _bind_find), ("LookupTableSizeV2", _bind_size)):
     registry.register_op(_op_type, _factory, ref_inputs=(0,), stateful=True)
-registry.not_differentiable("HashTableV2", "InitializeTableV2", "LookupTableFindV2", "LookupTableSizeV2")
+registry.not_differentiable("HashTableV2", "InitializeTableV2", "InitializeTableFromTextFileV2", "LookupTableFindV2",
+                            "LookupTableSizeV2")
+
+
+def initialize_table_from_text_file(handle: Tensor, filename: Tensor, key_index: int, value_index: int,
+                                    vocab_size: int, delimiter: str, offset: int, key_dtype: Any,
+                                    value_dtype: Any, name: str | None = None) -> Operation:
+    """The InitializeTableFromTextFileV2 op filling the table behind `handle` from `filename`."""
+    for what, index, dtype in (("Key", key_index, key_dtype), ("Value", value_index, value_dtype)):
+        if index < TextFileIndex.WHOLE_LINE:
+            raise ValueError(f"Invalid {what.lower()} index {index}.")
+        if index == TextFileIndex.LINE_NUMBER and dtype is not dtypes.int64:
+            raise ValueError(f"Signature mismatch. {what}s must be dtype int64, got {dtype.name}.")
+        if index == TextFileIndex.WHOLE_LINE and not (dtype.is_integer or dtype is dtypes.string):
+            raise ValueError(f"Signature mismatch. {what}s must be integer or string, got {dtype.name}.")
+    return make_multi_op("InitializeTableFromTextFileV2", [handle, filename], [], name,
+                         {"key_index": int(key_index), "value_index": int(value_index), "vocab_size": int(vocab_size),
+                          "delimiter": delimiter, "offset": int(offset), "Tkey": key_dtype, "Tval": value_dtype})
 
 
 class KeyValueTensorInitializer:
@@ -103,6 +203,39 @@ class KeyValueTensorInitializer:
             init = make_multi_op("InitializeTableV2", [table.resource_handle, self._keys, self._values], [], None,
                                  {"Tkey": self.key_dtype, "Tval": self.value_dtype})
         add_to_collections([GraphKeys.TABLE_INITIALIZERS], init)
+        return init
+
+
+class TextFileInitializer:
+    """Fills a table from a text file: key and value each a column of the line split at `delimiter`,
+    the whole line (TextFileIndex.WHOLE_LINE) or its number (TextFileIndex.LINE_NUMBER, plus
+    `value_index_offset`); `vocab_size` lines when given (the file must have that many)."""
+
+    def __init__(self, filename: Any, key_dtype: Any, key_index: int, value_dtype: Any, value_index: int,
+                 vocab_size: int | None = None, delimiter: str = "\t", name: str | None = None,
+                 value_index_offset: int = 0):
+        if vocab_size is not None and vocab_size <= 0:
+            raise ValueError(f"Invalid vocab_size {vocab_size}.")
+        self._filename, self._name = filename, name
+        self._key_dtype, self._value_dtype = dtypes.as_dtype(key_dtype), dtypes.as_dtype(value_dtype)
+        self._key_index, self._value_index = key_index, value_index
+        self._vocab_size, self._delimiter, self._offset = vocab_size, delimiter, value_index_offset
+
+    key_dtype = property(lambda self: self._key_dtype)
+    value_dtype = property(lambda self: self._value_dtype)
+
+    def initialize(self, table: "StaticHashTable") -> Operation:
+        """The op filling `table` (in TABLE_INITIALIZERS; a constant file name also in ASSET_FILEPATHS,
+        so a SavedModel copies the file into its assets)."""
+        with name_scope(self._name, "text_file_init", [table.resource_handle]):
+            filename = convert_to_tensor(self._filename, dtype=dtypes.string, name="asset_filepath")
+            init = initialize_table_from_text_file(table.resource_handle, filename, self._key_index,
+                                                   self._value_index, -1 if self._vocab_size is None
+                                                   else self._vocab_size, self._delimiter, self._offset,
+                                                   table.key_dtype, table.value_dtype)
+        add_to_collections([GraphKeys.TABLE_INITIALIZERS], init)
+        if filename.op.type == "Const":
+            add_to_collections([GraphKeys.ASSET_FILEPATHS], filename)
         return init
 
 

@@ -8,6 +8,7 @@ and a served model never runs them).
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 import tempfile
@@ -15,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from tftk.formats.saved_model import constants
 from tftk.formats.saved_model.signature_def_utils import is_valid_signature
-from tftk.proto.tensorflow import SavedModel, SignatureDef, message_to_text
+from tftk.proto.tensorflow import AssetFileDef, SavedModel, SignatureDef, TensorInfo, message_to_text
 
 __all__ = ["SavedModelBuilder"]
 
@@ -53,7 +54,7 @@ class SavedModelBuilder:
             saver.save(sess, os.path.join(folder, constants.VARIABLES_FILENAME), write_meta_graph=False,
                        write_state=False)
             self._saver_def = saver.saver_def
-            self._add(sess.graph, tags, signature_def_map, main_op or legacy_init_op, clear_devices)
+            self._add(sess.graph, tags, signature_def_map, main_op or legacy_init_op, clear_devices, assets_collection)
 
     def add_meta_graph(self, tags: Sequence[str], signature_def_map: Mapping[str, SignatureDef] | None = None,
                        assets_collection: Any = None, legacy_init_op: Any = None, clear_devices: bool = False,
@@ -66,10 +67,10 @@ class SavedModelBuilder:
         graph = get_default_graph()
         if saver is not None:
             self._saver_def = saver.saver_def
-        self._add(graph, tags, signature_def_map, main_op or legacy_init_op, clear_devices)
+        self._add(graph, tags, signature_def_map, main_op or legacy_init_op, clear_devices, assets_collection)
 
     def _add(self, graph: Any, tags: Sequence[str], signatures: Mapping[str, SignatureDef] | None,
-             init_op: Any, clear_devices: bool) -> None:
+             init_op: Any, clear_devices: bool, assets: Any) -> None:
         from tftk.formats.graph_util import extract_sub_graph
         from tftk.formats.meta_graph import export_meta_graph
         if isinstance(tags, str):
@@ -91,10 +92,32 @@ class SavedModelBuilder:
         kept = {n.name for n in meta.graph_def.node}
         for key in list(meta.collection_def):
             _prune_collection(meta, key, kept)
+        for tensor in assets or ():
+            meta.asset_file_def.add().CopyFrom(self._copy_asset(tensor))
         meta.meta_info_def.tags.extend(tags)
         for key, signature in (signatures or {}).items():
             meta.signature_def[key].CopyFrom(signature)
         self._saved_model.meta_graphs.add().CopyFrom(meta)
+
+    def _copy_asset(self, tensor: Any) -> AssetFileDef:
+        """Copy the file a constant asset tensor names into assets/; the AssetFileDef the loader feeds
+        the tensor from (its new path) when it runs the init op."""
+        from tftk.framework.constant_value import constant_value
+        value = constant_value(tensor)
+        if value is None or value.shape != ():
+            raise ValueError(f"Asset tensor {tensor.name} must be a constant string scalar naming a file")
+        source = value.item().decode("utf-8") if isinstance(value.item(), bytes) else str(value.item())
+        if not os.path.isfile(source):
+            raise ValueError(f"Asset file {source} (tensor {tensor.name}) does not exist")
+        folder = os.path.join(self._staging, constants.ASSETS_DIRECTORY)
+        os.makedirs(folder, exist_ok=True)
+        stem, extension = os.path.splitext(os.path.basename(source))
+        name, k = stem + extension, 0
+        while os.path.exists(os.path.join(folder, name)) and not filecmp.cmp(source, os.path.join(folder, name), False):
+            k += 1  # another file of the same name (TF numbers them likewise)
+            name = f"{stem}_{k}{extension}"
+        shutil.copyfile(source, os.path.join(folder, name))
+        return AssetFileDef(tensor_info=TensorInfo(name=tensor.name), filename=name)
 
     def save(self, as_text: bool = False) -> str:
         """Write saved_model.pb (or .pbtxt) and move the folder into place; returns its path."""

@@ -71,8 +71,21 @@ def load(sess: Any, tags: Sequence[str], export_dir: str | os.PathLike, import_s
         init = sess.graph.get_collection(constants.MAIN_OP_KEY) or \
             sess.graph.get_collection(constants.LEGACY_INIT_OP_KEY) or _init_signature_op(meta, import_scope)
         if init:
-            sess.run(init[0])
+            sess.run(init[0], feed_dict=_asset_feeds(meta, os.fspath(export_dir), import_scope))
     return meta
+
+
+def _asset_feeds(meta: MetaGraphDef, export_dir: str, import_scope: str | None) -> dict[str, str]:
+    """Each asset tensor -> its file in the SavedModel's assets/ folder, fed when the init op runs (the
+    graph keeps the path the file had when it was saved). TF 1's builder listed the AssetFileDefs in a
+    collection, later ones in the MetaGraphDef's own field; both are read."""
+    from tftk.proto.tensorflow import AssetFileDef
+    assets = list(meta.asset_file_def)
+    if not assets and constants.ASSETS_KEY in meta.collection_def:
+        assets = [AssetFileDef.FromString(item.value) for item in meta.collection_def[constants.ASSETS_KEY].any_list.value]
+    prefix = f"{import_scope}/" if import_scope else ""
+    folder = os.path.join(export_dir, constants.ASSETS_DIRECTORY)
+    return {prefix + asset.tensor_info.name: os.path.join(folder, asset.filename) for asset in assets}
 
 
 def _init_signature_op(meta: MetaGraphDef, import_scope: str | None) -> list[str]:

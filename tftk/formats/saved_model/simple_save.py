@@ -6,6 +6,7 @@ import os
 from typing import Any, Mapping
 
 from tftk.formats.saved_model import signature_constants, tag_constants
+from tftk.framework.graph_keys import GraphKeys
 from tftk.formats.saved_model.builder import SavedModelBuilder
 from tftk.formats.saved_model.signature_def_utils import predict_signature_def
 
@@ -20,5 +21,6 @@ def simple_save(session: Any, export_dir: str | os.PathLike, inputs: Mapping[str
     builder = SavedModelBuilder(export_dir)
     builder.add_meta_graph_and_variables(
         session, [tag_constants.SERVING], legacy_init_op=legacy_init_op,
-        signature_def_map={signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature})
+        signature_def_map={signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature},
+        assets_collection=session.graph.get_collection(GraphKeys.ASSET_FILEPATHS))
     builder.save()
