@@ -68,7 +68,7 @@ def _remove_kernel_modules(folder: Path) -> None:
 
 def kernel_module() -> KernelModule:
     """The extension, named as `tftk.kernels.aot` will look for it (its build id hashes this tree's
-    kernel sources, the Python ABI, numpy's major version and this CPU)."""
+    kernel sources, the Python ABI and this CPU)."""
     sys.path.insert(0, str(ROOT))
     try:
         from tftk.kernels import aot  # numpy and the standard library only

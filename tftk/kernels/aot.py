@@ -12,8 +12,7 @@ the module (no compiler, never built, built from other sources), every kernel is
 as before: same code, same options, the same bits.
 
 The module's name carries a hash of everything it was compiled from (`build_id`): the kernel
-sources, this table, the Python ABI, numpy's major version and the CPU (it is compiled for the
-host CPU), so an edited kernel or a copied home directory never runs stale or foreign code; such a
+sources, this table, the Python ABI and the CPU (it is compiled for the host CPU), so an edited kernel or a copied home directory never runs stale or foreign code; such a
 module is just not found. A call runs there only when its argument types are exactly those it was built for
 (`signature_key`: dtype, rank, C-contiguous, writable and aligned arrays; the scalar types),
 otherwise Numba compiles the version for those types, as it always did. That check is a function
@@ -93,13 +92,13 @@ def search_path() -> list[Path]:
 
 
 def build_id() -> str:
-    """Hash of what the module is compiled from: kernel sources, Python ABI, numpy's major version
-    (the C API it was built against), machine and CPU features."""
+    """Hash of what the module is compiled from: kernel sources, Python ABI, machine and CPU features.
+    Not numpy's version: `pip install` builds with the newest numpy, whose modules also run on
+    older ones; a module numpy cannot run refuses to import, and `load` then finds nothing."""
     digest = hashlib.sha256()
     for source in sorted(PACKAGE_DIR.glob("*.py")):
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
-    numpy_major = np.__version__.split(".")[0]
-    digest.update(f"{sys.implementation.cache_tag} numpy{numpy_major} {platform.machine()} {_cpu_features()}".encode())
+    digest.update(f"{sys.implementation.cache_tag} {platform.machine()} {_cpu_features()}".encode())
     return digest.hexdigest()[:20]
 
 
@@ -176,7 +175,10 @@ def load(directory: Path, name: str) -> dict[str, dict[tuple, Callable]]:
         return {}
     spec = importlib.util.spec_from_file_location(name, library)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError:  # e.g. built against a numpy whose C API this one lacks
+        return {}
     return {kernel: {arg_keys(signature): getattr(module, export_name(kernel, index))
                      for index, signature in enumerate(signatures)}
             for kernel, signatures in SIGNATURES.items()}

@@ -6,7 +6,14 @@ fastmath) so the module computes what the Numba-compiled kernel computes. `paral
 are compiled serial: their `prange` loops update each element on its own, which gives the same
 values in any order. Needs Numba and a C compiler (pycc links the module); exit status 2 and one
 line saying what is missing when either fails, and then nothing is written: tftk keeps compiling
-its kernels with Numba on first use, as without this module.
+its kernels with Numba on first use, as without this module. `pip install` runs this build too
+(setup.py), into the package.
+
+Numba marks `numba.pycc` pending deprecation; its announced successor is a new AOT toolchain built
+on PIXIE libraries, not released yet. Should pycc go first, what it does here is small enough to
+replace: Numba compiles each signature to native code (`CodeLibrary.emit_native_object`), and a
+setuptools Extension of generated C wrappers (unbox the arrays, call the entry points) links it.
+pycc's exported functions check no argument types: `aot.caller` does.
 """
 
 from __future__ import annotations
