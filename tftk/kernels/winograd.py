@@ -143,23 +143,28 @@ def applies(dtype: np.dtype, x_shape: tuple[int, ...], filter_shape: tuple[int, 
             and kh == kw and kh in FILTERS and min(c, co) >= MIN_CHANNELS and tiles >= MIN_ROWS)
 
 
-WINDOW = 8  # the widest transform window (F(4, 5)'s input tiles); narrower ones pad with zero coefficients
+WINDOW = 8  # the most terms a transform sums (F(4, 5)'s input tiles are 8x8)
 
 
 @njit(cache=True, inline="always")
-def _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, window, run):  # pragma: no cover - compiled
-    """dst[:run] = sum_{x < window} coef[x] * s_x[:run] (window <= WINDOW), in one pass and one store.
+def _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, count, run):  # pragma: no cover - compiled
+    """dst[:run] = sum_{x < count} coef[x] * s_x[:run] (count <= WINDOW; coef is 0 from `count` on), in one
+    pass and one store.
 
-    One expression instead of a pass of dst += coef * s per nonzero coefficient (each a load and a
-    store of dst): LeNet's 16->32 input transform went from 0.86 to 0.62 ms, and the layer's three
-    kernels ran 10-19% faster (deep-MNIST's 32->64 too), with bit-identical results on finite inputs
-    (a zero coefficient adds an exact 0). Inlined with views indexed by the loop counter, so LLVM
-    vectorizes it; as a called function its eight view arguments cost more than the loop.
+    One expression instead of a pass of dst += coef * s per term (each a load and a store of dst):
+    LeNet's 16->32 input transform went from 0.86 to 0.62 ms, and the layer's three kernels ran
+    10-19% faster (deep-MNIST's 32->64 too). Branches for 4 and 6 terms (most rows of B^T and G have
+    4 or 6 nonzeros): the filter gradient's dy transform 1.03 -> 0.72 ms. Inlined, with views indexed
+    by the loop counter, so LLVM vectorizes it; as a called function its eight view arguments cost
+    more than the loop.
     """
     c0, c1, c2, c3, c4, c5, c6, c7 = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6], coef[7]
-    if window <= 4:  # the filter gradient's dy tiles: half the terms (1.03 -> 0.72 ms on LeNet)
+    if count <= 4:
         for k in range(run):
             dst[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
+    elif count <= 6:
+        for k in range(run):
+            dst[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k] + c4 * s4[k] + c5 * s5[k]
     else:
         for k in range(run):
             dst[k] = (c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
@@ -167,40 +172,101 @@ def _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, window, run):  # pragma:
 
 
 @njit(cache=True, inline="always")
-def _combine_runs(dst, src, first, stride, window, coef, run):  # pragma: no cover - compiled
-    """dst[:run] = sum_{x < window} coef[x] * src[first + x*stride :][:run]; slots past `window` have
-    coefficient 0 and read the first run again."""
-    s0 = src[first:]
-    s1 = src[first + stride:] if window > 1 else s0
-    s2 = src[first + 2 * stride:] if window > 2 else s0
-    s3 = src[first + 3 * stride:] if window > 3 else s0
-    s4 = src[first + 4 * stride:] if window > 4 else s0
-    s5 = src[first + 5 * stride:] if window > 5 else s0
-    s6 = src[first + 6 * stride:] if window > 6 else s0
-    s7 = src[first + 7 * stride:] if window > 7 else s0
-    _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, window, run)
+def _combine_runs(dst, src, first, stride, taps, coef, count, run):  # pragma: no cover - compiled
+    """dst[:run] = sum_{x < count} coef[x] * src[first + taps[x]*stride :][:run]; the slots from `count` on
+    (coefficient 0) read the first run again."""
+    s0 = src[first + taps[0] * stride:]
+    s1 = src[first + taps[1] * stride:] if count > 1 else s0
+    s2 = src[first + taps[2] * stride:] if count > 2 else s0
+    s3 = src[first + taps[3] * stride:] if count > 3 else s0
+    s4 = src[first + taps[4] * stride:] if count > 4 else s0
+    s5 = src[first + taps[5] * stride:] if count > 5 else s0
+    s6 = src[first + taps[6] * stride:] if count > 6 else s0
+    s7 = src[first + taps[7] * stride:] if count > 7 else s0
+    _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, count, run)
 
 
 @njit(cache=True)
-def _tile_transform(src, p, window, step, ny, nx, run, out, tmp):  # pragma: no cover - compiled
+def _tile_transform(src, coefs, taps, counts, step, ny, nx, run, out, tmp):  # pragma: no cover - compiled
     """out[a*n + b, ty*nx + tx] = (P d P^T)[a, b] for every window d of src, each element a run of `run` floats.
 
-    src is [rows, cols * run] (HWNC flattened: a pixel is `run` floats); window (ty, tx) is the
-    `window` x `window` pixels from (ty*step, tx*step); p is [n, WINDOW], zero past column `window`.
-    Two passes: down the columns on whole rows of pixels (src's rows flattened, so each row of the
-    window is one run), then along each window's row.
+    src is [rows, cols * run] (HWNC flattened: a pixel is `run` floats); window (ty, tx) starts at pixel
+    (ty*step, tx*step). P's row a is given by its nonzero terms (`_terms`): counts[a] coefficients
+    coefs[a] at window positions taps[a], in order, so the sums run as a plain product's would, zeros
+    skipped. Two passes: down the columns on whole rows of pixels (src's rows flattened, so each
+    window row is one run), then along each window's row.
     """
-    n = p.shape[0]
+    n = coefs.shape[0]
     width = src.shape[1]
     flat = src.reshape(-1)
     for ty in range(ny):
         for a in range(n):
-            _combine_runs(tmp[a], flat, ty * step * width, width, window, p[a], width)
+            _combine_runs(tmp[a], flat, ty * step * width, width, taps[a], coefs[a], counts[a], width)
         for tx in range(nx):
             for a in range(n):
                 line = tmp[a]
                 for b in range(n):
-                    _combine_runs(out[a * n + b, ty * nx + tx], line, tx * step * run, run, window, p[b], run)
+                    _combine_runs(out[a * n + b, ty * nx + tx], line, tx * step * run, run, taps[b], coefs[b],
+                                  counts[b], run)
+
+
+def _terms(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(coefs, taps, counts) of transform matrix p [n, window]: each row's nonzero entries, their columns,
+    and how many, padded to WINDOW with coefficient 0 at column 0."""
+    n = p.shape[0]
+    coefs = np.zeros((n, WINDOW), dtype=np.float32)
+    taps = np.zeros((n, WINDOW), dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    for a in range(n):
+        columns = np.flatnonzero(p[a])
+        counts[a] = len(columns)
+        taps[a, :len(columns)] = columns
+        coefs[a, :len(columns)] = p[a, columns]
+    return coefs, taps, counts
+
+
+@lru_cache(maxsize=None)
+def _transform_terms(m: int, r: int, which: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_terms` of transforms(m, r)[which] (0: A^T, 1: G, 2: B^T), computed once."""
+    return _terms(transforms(m, r)[which])
+
+
+@njit(cache=True)
+def _output_transform(prod, coefs, taps, counts, alpha, ny, nx, images, b0, y, rows, out):  # pragma: no cover
+    """y[b0 + image, tile's pixels, :] = A^T M A of every (tile, image), M its products, cropped at y's edge.
+
+    prod is [alpha^2, (tile, image, channel)] (point (a, b) in row a*alpha + b); A^T is given by its
+    `_terms`; rows [TILE * alpha, images * channels] and out [TILE^2, same] are one tile's scratch,
+    so they stay in cache between the row pass, the column pass and the copy into y. Against two
+    sgemms over the whole chunk and a transposing copy: LeNet's 16->32 forward 0.93 -> 0.88 ms,
+    deep-MNIST's 32->64 1.36 -> 1.19 ms (1 thread), same bits.
+    """
+    m = coefs.shape[0]
+    width = prod.shape[1]
+    oh, ow, co = y.shape[1], y.shape[2], y.shape[3]
+    per_tile = images * co
+    products = prod.reshape(-1)
+    row_sums = rows.reshape(-1)
+    for tile in range(ny * nx):
+        ty = tile // nx
+        tx = tile - ty * nx
+        first = tile * per_tile
+        for i in range(m):
+            for b in range(alpha):
+                _combine_runs(rows[i * alpha + b], products, b * width + first, alpha * width, taps[i], coefs[i],
+                              counts[i], per_tile)
+        for i in range(m):
+            for j in range(m):
+                _combine_runs(out[i * m + j], row_sums, i * alpha * per_tile, per_tile, taps[j], coefs[j], counts[j],
+                              per_tile)
+        for i in range(min(m, oh - ty * m)):
+            for j in range(min(m, ow - tx * m)):
+                pixel = out[i * m + j]
+                for image in range(images):
+                    dst = y[b0 + image, ty * m + i, tx * m + j]
+                    src = pixel[image * co:]
+                    for k in range(co):
+                        dst[k] = src[k]
 
 
 @njit(cache=True)
@@ -251,14 +317,14 @@ class _Tiling:
         _pad_to_hwnc(x, b0, self.top, self.left, xp)
         return xp.reshape(self.hp, -1)
 
-    def input_tiles(self, src: np.ndarray, bt: np.ndarray, window: int, run: int, name: str) -> np.ndarray:
-        """[alpha^2, ny*nx, run] transformed windows of src (window x window at stride TILE, transform bt)."""
-        n = bt.shape[0]
+    def input_tiles(self, src: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray], run: int,
+                    name: str) -> np.ndarray:
+        """[alpha^2, ny*nx, run] transformed windows of src (at stride TILE; the transform's `_terms`)."""
+        coefs, taps, counts = terms
+        n = coefs.shape[0]
         out = _buffer(name, (n * n, self.ny * self.nx, run))
         tmp = _buffer("lines", (n, src.shape[1]))
-        coef = np.zeros((n, WINDOW), dtype=np.float32)
-        coef[:, :window] = bt
-        _tile_transform(src, coef, window, TILE, self.ny, self.nx, run, out, tmp)
+        _tile_transform(src, coefs, taps, counts, TILE, self.ny, self.nx, run, out, tmp)
         return out
 
 
@@ -274,23 +340,16 @@ def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[Pair, Pair]) -> np.ndarray:
     r, co = w.shape[0], w.shape[3]
     t = _Tiling(x.shape, r, pads, co)
     x = np.ascontiguousarray(x)
-    at, g, bt = transforms(TILE, r)
-    at32 = at.astype(np.float32)
-    u = _filter_tiles(w, g)
+    u = _filter_tiles(w, transforms(TILE, r)[1])
     y = np.empty((t.n, t.oh, t.ow, co), dtype=np.float32)
     for b0, b1 in t.chunks():
         images = b1 - b0
-        v = t.input_tiles(t.padded_hwnc(x, b0, b1), bt, t.alpha, images * t.c, "tiles")
-        prod = _buffer("products", (t.alpha, t.alpha * t.ny * t.nx * images * co))  # [a, (b, tile, image, o)]
+        v = t.input_tiles(t.padded_hwnc(x, b0, b1), _transform_terms(TILE, r, 2), images * t.c, "tiles")
+        prod = _buffer("products", (t.alpha ** 2, t.ny * t.nx * images * co))  # [(a, b), (tile, image, o)]
         np.matmul(v.reshape(t.alpha ** 2, -1, t.c), u, out=prod.reshape(t.alpha ** 2, -1, co))
-        # the output transform, A^T M A, as two thin sgemms (as fast as a Numba loop here, and one kernel
-        # less to compile for a fresh install): rows i, then columns j
-        rows = _buffer("rows", (TILE, t.alpha, t.ny * t.nx * images * co))
-        np.matmul(at32, prod, out=rows.reshape(TILE, -1))
-        out = _buffer("output", (TILE, TILE, t.ny * t.nx * images * co))
-        np.matmul(at32, rows, out=out)  # [i, j, (tile, image, o)]
-        tiles = out.reshape(TILE, TILE, t.ny, t.nx, images, co).transpose(4, 2, 0, 3, 1, 5)
-        y[b0:b1] = tiles.reshape(images, t.ny * TILE, t.nx * TILE, co)[:, :t.oh, :t.ow]
+        rows = _buffer("rows", (TILE * t.alpha, images * co))
+        out = _buffer("output", (TILE * TILE, images * co))
+        _output_transform(prod, *_transform_terms(TILE, r, 0), t.alpha, t.ny, t.nx, images, b0, y, rows, out)
     return y
 
 
@@ -320,15 +379,16 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
     r, co = filter_shape[0], filter_shape[3]
     t = _Tiling(x.shape, r, pads, co)
     x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
-    at, g, bt = transforms(r, TILE)  # r outputs (filter taps) from a 4-tap "filter" (a dy tile)
+    at = transforms(r, TILE)[0]  # r outputs (filter taps) from a 4-tap "filter" (a dy tile)
     n = t.alpha
     total = np.zeros((n * n, t.c, co), dtype=np.float32)
     for b0, b1 in t.chunks():
         images = b1 - b0
-        v = t.input_tiles(t.padded_hwnc(x, b0, b1), bt, n, images * t.c, "tiles")
+        v = t.input_tiles(t.padded_hwnc(x, b0, b1), _transform_terms(r, TILE, 2), images * t.c, "tiles")
         dyp = _buffer("gradient", (t.ny * TILE, t.nx * TILE, images, co))
         _pad_to_hwnc(dy, b0, 0, 0, dyp)
-        d = t.input_tiles(dyp.reshape(t.ny * TILE, -1), g, TILE, images * co, "gradient tiles")
+        d = t.input_tiles(dyp.reshape(t.ny * TILE, -1), _transform_terms(r, TILE, 1), images * co,
+                          "gradient tiles")
         total += np.matmul(v.reshape(n * n, -1, t.c).transpose(0, 2, 1), d.reshape(n * n, -1, co))
     m = total.reshape(n, n, t.c, co).astype(np.float64)
     dw = np.tensordot(at, np.tensordot(at, m, axes=(1, 1)), axes=(1, 1))  # [p, q, c, o]
