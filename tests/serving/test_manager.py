@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 
@@ -201,3 +202,30 @@ def test_the_server_heap_is_frozen_after_each_change_and_unloaded_versions_are_s
     finally:
         manager.stop()
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("shape, reshapes, value, expected", [
+    ((None, 64), False, np.zeros((3, 64), np.float32), (3, 64)),
+    ((None, 64), False, np.zeros((3, 64), np.int64), (3, 64)),  # converted to float32
+    ((2, 64), False, np.zeros((2, 64), np.float32), (2, 64)),
+    ((2, 64), False, np.zeros((3, 64), np.float32), "expected shape [2, 64], got [3, 64]"),
+    ((None, None, 4), False, np.zeros((1, 7, 4), np.float32), (1, 7, 4)),
+    ((None, None, 4), False, np.zeros((1, 7, 5), np.float32), "expected shape [-1, -1, 4], got [1, 7, 5]"),
+    ((), False, np.float32(2.0), ()),
+    ((), False, np.zeros(2, np.float32), "expected shape [], got [2]"),
+    ((None,), False, np.float32(2.0), "expected shape [-1], got []"),
+    ((None, 8, 8, 1), True, np.zeros((2, 64), np.float32), (2, 8, 8, 1)),
+    ((None, 8, 8, 1), True, np.zeros((2, 8, 8, 1), np.float32), (2, 8, 8, 1)),
+    ((None, 8, 8, 1), True, np.zeros((2, 63), np.float32), "expected shape [-1, 8, 8, 1], got [2, 63]"),
+    ((None, 8, 8, 1), False, np.zeros((2, 64), np.float32), "expected shape [-1, 8, 8, 1], got [2, 64]"),
+])
+def test_a_tensor_spec_takes_the_values_that_fit_and_names_the_shape_it_wanted(shape, reshapes, value, expected):
+    from tftk.serving.servable import TensorSpec
+
+    spec = TensorSpec("x:0", np.dtype(np.float32), shape, reshapes)
+    if isinstance(expected, str):
+        with pytest.raises(RequestError, match=re.escape(f"input 'x': {expected}")):
+            spec.check("x", np.asarray(value))
+    else:
+        checked = spec.check("x", np.asarray(value))
+        assert checked.shape == expected and checked.dtype == np.float32

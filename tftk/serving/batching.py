@@ -223,8 +223,8 @@ class Batcher:
         future, which is then a LoopFuture completed on that loop's thread (else a concurrent Future).
         """
         rows = len(next(iter(inputs.values())))
-        key = (id(servable), signature_name, tuple(keys),
-               tuple((name, value.dtype.str, value.shape[1:]) for name, value in sorted(inputs.items())))
+        key = (id(servable), signature_name, tuple(keys), *sorted(
+            (name, value.dtype.str, value.shape[1:]) for name, value in inputs.items()))
         task = _Task(servable, signature_name, inputs, keys, rows, time.monotonic(),
                      Future() if loop is None else LoopFuture(), loop)
         limit = self.parameters.max_enqueued_batches * self.parameters.max_batch_size

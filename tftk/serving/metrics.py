@@ -7,6 +7,7 @@ histogram, the loaded versions, and with --stage-times the CPU time by request s
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import defaultdict
 from typing import Callable
 
@@ -25,10 +26,9 @@ class _Histogram:
         self.total, self.count = 0.0, 0
 
     def observe(self, value: float) -> None:
-        for index, bound in enumerate(self.buckets):
-            if value <= bound:
-                self.counts[index] += 1
-                break
+        index = bisect_left(self.buckets, value)  # the first bucket with value <= bound
+        if index < len(self.counts):
+            self.counts[index] += 1
         self.total += value
         self.count += 1
 

@@ -47,6 +47,10 @@ class TensorSpec:
             if not same_kind or value.dtype.kind in "SUO" or self.dtype.kind in "SUO":
                 raise RequestError(f"input '{key}': expected {self.dtype.name}, got {_kind_name(value.dtype)}")
             value = value.astype(self.dtype)
+        shape = self.shape
+        if shape and value.shape[1:] == shape[1:] and value.ndim == len(shape) and \
+                shape[0] in (None, len(value)):  # the usual case, in one comparison (tails without None)
+            return value
         if self.reshapes and self.shape and value.ndim >= 1 and value.shape[1:] != self.shape[1:] and \
                 None not in self.shape[1:] and math.prod(value.shape[1:]) == math.prod(self.shape[1:]):
             value = value.reshape((len(value), *self.shape[1:]))
