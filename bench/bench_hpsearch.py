@@ -1,10 +1,12 @@
 """hpsearch benchmarks: (a) random search wall time on 1 vs 2 processes (goal >= 1.7x);
 (b) worker utilisation, busy / (workers x wall), of async (ASHA) vs sync Hyperband on 2 processes;
 (c) Hyperband vs random search tuning MnistMLP on digits (through `tftk hpsearch`'s library functions) at
-equal total training iterations: best validation accuracy of each search, over 5 search seeds.
+equal total training iterations: best validation accuracy of each search, over 5 search seeds;
+(d) `tftk hpsearch` itself on the ConvNet config (configs/digits_convnet.yaml), 1 vs 2 worker processes:
+wall and CPU time of the whole command, and the threads each trial ran with (workers x threads <= cores).
 
 Run: /work/venv/bin/python bench/bench_hpsearch.py   ((a), (b): a CPU-bound numpy toy objective, no sleeps;
-(c): real training, a few minutes on 2 cores; `... bench_hpsearch.py c` runs (c) alone)
+(c): real training, a few minutes on 2 cores; (d): about a minute; `... bench_hpsearch.py c` runs (c) alone)
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ import io
 import json
 import math
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -84,13 +89,15 @@ def hyperband_vs_random(max_resource: int = 81, eta: int = 3, seeds: range = ran
 
 def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (other load skews both figures)")
-    parts = set(sys.argv[1:]) or {"a", "b", "c"}
+    parts = set(sys.argv[1:]) or {"a", "b", "c", "d"}
     if "a" in parts:
         speed_up()
     if "b" in parts:
         utilisation()
     if "c" in parts:
         hyperband_vs_random()
+    if "d" in parts:
+        convnet_cli()
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
@@ -108,6 +115,41 @@ def utilisation() -> None:
     for mode in ("async", "sync"):
         wall, busy = timed(2, algorithm="hyperband", mode=mode, max_resource=27, eta=3)
         print(f"(b) hyperband R=27 eta=3, {mode:5s}, 2 processes: wall {wall:.2f} s, utilisation {busy:.1%}")
+
+
+def cli_search(nb_process: int, trials: int, iterations: int) -> tuple[float, float, list[int]]:
+    """(wall s, CPU s of the command and its workers, each trial's threads) of one `tftk hpsearch` run."""
+    root = Path(__file__).resolve().parents[1]
+    tftk = Path(sys.executable).with_name("tftk")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.monotonic()
+        subprocess.run([str(tftk), "hpsearch", "-c", str(root / "configs" / "digits_convnet.yaml"),
+                        "--random", str(trials), "--max-resource", str(iterations), "--seed", "0",
+                        "--nb-process", str(nb_process), f"results_root={folder}"],
+                       cwd=folder, check=True, stdout=subprocess.DEVNULL)
+        wall = time.monotonic() - start
+        threads = [int(line.split(":")[1]) for config in Path(folder).glob("ConvNet/hpsearch-*/trials/*/config.yaml")
+                   for line in config.read_text().splitlines() if line.startswith("threads:")]
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, threads
+
+
+def convnet_cli(trials: int = 8, iterations: int = 300, rounds: int = 2) -> None:
+    """(d): the same ConvNet random search through the CLI on 1 and 2 worker processes, interleaved."""
+    cores = len(os.sched_getaffinity(0))
+    runs: dict[int, list[tuple[float, float, list[int]]]] = {1: [], 2: []}
+    for _ in range(rounds):
+        for nb_process in runs:
+            runs[nb_process].append(cli_search(nb_process, trials, iterations))
+    wall = {n: statistics.median(w for w, _, _ in r) for n, r in runs.items()}
+    cpu = {n: statistics.median(c for _, c, _ in r) for n, r in runs.items()}
+    for n, r in runs.items():
+        threads = sorted({t for _, _, ts in r for t in ts})
+        print(f"(d) tftk hpsearch ConvNet (digits), {trials} configs x {iterations} iterations, {n} process(es): "
+              f"wall {wall[n]:.2f} s, CPU {cpu[n]:.2f} s; trial threads {threads}, workers x threads "
+              f"{n * max(threads)} <= {cores} cores: {n * max(threads) <= cores}")
+    print(f"(d) speed-up of 2 processes: {wall[1] / wall[2]:.2f}x wall, CPU ratio {cpu[2] / cpu[1]:.2f}")
 
 
 if __name__ == "__main__":

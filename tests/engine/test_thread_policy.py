@@ -143,3 +143,23 @@ def test_a_session_measures_its_plans():
             sess.run(y, {x: np.eye(4, dtype=np.float32)})
         (times,) = sess._step_times.values()
         assert times.runs == 3 and set(times.recent) == {1} and len(times.recent[1]) == 2
+
+
+@pytest.mark.parametrize("set_elsewhere", [
+    lambda: __import__("threadpoolctl").threadpool_limits(limits=2, user_api="blas"),  # a user's threadpoolctl
+    lambda: __import__("hpsearch.trial").trial.limit_threads(2),  # hpsearch before each trial
+], ids=["threadpoolctl", "hpsearch"])
+def test_counts_set_elsewhere_are_bound_again_at_the_next_run(set_elsewhere):
+    import numpy as np
+    import tftk as tf
+    from threadpoolctl import threadpool_info
+    x = tf.placeholder(tf.float32, [4, 4])
+    y = tf.matmul(x, x)
+    blas = lambda: {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+        sess.run(y, {x: np.eye(4, dtype=np.float32)})
+        assert blas() == {1}
+        set_elsewhere()
+        assert blas() == {2}
+        sess.run(y, {x: np.eye(4, dtype=np.float32)})
+        assert blas() == {1}

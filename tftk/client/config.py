@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,31 +55,43 @@ class ConfigProto:
     use_per_session_threads: bool = False
 
 
-_blas_limiter: Any = None
-_applied: dict[int, tuple[int, bool]] = {}
+_blas: dict[str, Any] = {"modules": -1, "libraries": []}
+
+
+def _blas_libraries() -> list[Any]:
+    """threadpoolctl's controllers of the loaded BLAS libraries, found again when modules were imported
+    since the last search (a new extension may have loaded another BLAS); a search costs ~1 ms."""
+    if _blas["modules"] != len(sys.modules):
+        from threadpoolctl import ThreadpoolController  # cheap, but only when a limit is asked for
+        _blas["libraries"] = ThreadpoolController().select(user_api="blas").lib_controllers
+        _blas["modules"] = len(sys.modules)
+    return _blas["libraries"]
 
 
 def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> int:
     """Bound BLAS and Numba for the calling thread to `threads` threads (0: the environment's or all
     cores), fewer while other processes hold cores or while `step_times` (the plan's measured
-    steps) says one thread runs it faster (`tftk.client.threads`); returns the count applied."""
+    steps) says one thread runs it faster (`tftk.client.threads`); returns the count applied.
+
+    The counts in force are read back before every step (well under a microsecond each), not
+    remembered: other code sets them too (hpsearch's workers bound every library before each trial,
+    users call threadpoolctl), and a remembered count then left BLAS on two threads while the step
+    was timed as one: `tftk hpsearch --nb-process 1` on the ConvNet config took 3.5x the CPU time."""
     from tftk.client.threads import step_threads
     if threads <= 0:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
     bound = threads
     threads = step_threads(threads, step_times)
+    for library in _blas_libraries():
+        if library.get_num_threads() != threads:
+            library.set_num_threads(threads)
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
     # limits were set: the next run then bounds its threads too.
-    numba_loaded = "numba" in sys.modules
-    if _applied.get(threading.get_ident()) == (threads, numba_loaded):
-        return threads
-    global _blas_limiter
-    from threadpoolctl import threadpool_limits  # cheap, but only when a limit is asked for
-    _blas_limiter = threadpool_limits(limits=threads, user_api="blas")
-    if numba_loaded:
+    if "numba" in sys.modules:
         import numba  # waits while another thread is still importing it
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        wanted = min(threads, numba.config.NUMBA_NUM_THREADS)
+        if numba.get_num_threads() != wanted:
+            numba.set_num_threads(wanted)
     elif bound > 0:
         os.environ["NUMBA_NUM_THREADS"] = str(bound)  # read when numba is first imported
-    _applied[threading.get_ident()] = (threads, numba_loaded)
     return threads
