@@ -37,7 +37,8 @@ _LAZY = {"RunOptions": "tftk.summary.run_metadata", "RunMetadata": "tftk.summary
          "feature_column": "tftk.feature_column",
          "GraphDef": "tftk.proto.tensorflow", "MetaGraphDef": "tftk.proto.tensorflow",
          "NodeDef": "tftk.proto.tensorflow", "AttrValue": "tftk.proto.tensorflow",
-         "TensorProto": "tftk.proto.tensorflow", "make_ndarray": "tftk.summary.tensor_proto"}
+         "TensorProto": "tftk.proto.tensorflow", "make_ndarray": "tftk.summary.tensor_proto",
+         "make_tensor_proto": "tftk.summary.tensor_util"}
 _LAZY_MODULES = {"python", "python_io", "data", "io", "metrics", "debugging", "graph_util", "saved_model",
                  "feature_column", "estimator"}
 _RENAMED = {"print": "print_v2"}  # tf.print is logging_ops.print_v2 (a module must not shadow print)

@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from tftk.ops import init_ops
+from tftk.ops import contrib_layers, init_ops
 from tftk.ops import layers as _layers
 from tftk.ops import nn_loss_ops
 
@@ -13,8 +13,16 @@ __all__ = ["data", "layers", "legacy_seq2seq", "rnn", "tensorboard"]
 layers = SimpleNamespace(
     flatten=_layers.contrib_flatten,
     fully_connected=_layers.fully_connected,
+    conv2d=contrib_layers.conv2d,
+    convolution2d=contrib_layers.conv2d,
+    max_pool2d=contrib_layers.max_pool2d,
+    avg_pool2d=contrib_layers.avg_pool2d,
+    batch_norm=contrib_layers.batch_norm,
+    layer_norm=contrib_layers.layer_norm,
+    dropout=contrib_layers.dropout,
     xavier_initializer=init_ops.xavier_initializer,
     xavier_initializer_conv2d=init_ops.xavier_initializer,
+    variance_scaling_initializer=init_ops.contrib_variance_scaling_initializer,
     l1_regularizer=_layers.l1_regularizer,
     l2_regularizer=_layers.l2_regularizer,
     sum_regularizer=_layers.sum_regularizer,

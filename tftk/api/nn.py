@@ -21,10 +21,11 @@ from tftk.ops.safe_math_ops import zero_fraction
 from tftk.ops.sparse_embedding_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse
 
 from tftk.api import rnn as rnn_cell
+from tftk.ops.bidirectional_rnn import bidirectional_dynamic_rnn, static_bidirectional_rnn
 from tftk.ops.rnn import dynamic_rnn, static_rnn
 from tftk.ops.rnn import static_rnn as rnn
 
-__all__ = ["dynamic_rnn", "static_rnn", "rnn", "rnn_cell",
+__all__ = ["dynamic_rnn", "static_rnn", "rnn", "rnn_cell", "bidirectional_dynamic_rnn", "static_bidirectional_rnn",
     "atrous_conv2d", "conv3d", "convolution", "depthwise_conv2d", "depthwise_conv2d_native",
     "fused_batch_norm", "pool", "separable_conv2d", "weighted_moments", "avg_pool1d", "avg_pool2d", "max_pool1d",
     "max_pool2d", "normalize_moments", "silu", "sufficient_statistics", "swish", "zero_fraction",

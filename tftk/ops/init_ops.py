@@ -203,9 +203,43 @@ glorot_normal_initializer = GlorotNormal
 identity_initializer = Identity
 
 
+class ContribVarianceScaling(Initializer):
+    """tf.contrib.layers.variance_scaling_initializer: values of standard deviation sqrt(factor / n), n the
+    fan-in, fan-out or their mean ("FAN_IN", "FAN_OUT", "FAN_AVG"); uniform in +-sqrt(3 factor / n), or a
+    normal truncated at two standard deviations drawn with stddev sqrt(1.3 factor / n) (contrib's
+    rounding of 1 / 0.8796^2, unlike the core initializer's exact correction)."""
+
+    def __init__(self, factor: float = 2.0, mode: str = "FAN_IN", uniform: bool = False, seed: int | None = None,
+                 dtype: Any = dtypes.float32):
+        super().__init__(dtype)
+        if not self.dtype.is_floating:
+            raise TypeError("Cannot create initializer for non-floating point type.")
+        if mode not in ("FAN_IN", "FAN_OUT", "FAN_AVG"):
+            raise TypeError(f"Unknown mode {mode} [FAN_IN, FAN_OUT, FAN_AVG]")
+        self.factor, self.mode, self.uniform, self.seed = factor, mode, uniform, seed
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        dims = _dims(shape)
+        dt = self._dtype(dtype)
+        if not dt.is_floating:
+            raise TypeError("Cannot create initializer for non-floating point type.")
+        fan_in = float(dims[-2]) if len(dims) > 1 else float(dims[-1]) if dims else 1.0
+        fan_out = float(dims[-1]) if dims else 1.0
+        for d in dims[:-2]:
+            fan_in, fan_out = fan_in * d, fan_out * d
+        n = {"FAN_IN": fan_in, "FAN_OUT": fan_out, "FAN_AVG": (fan_in + fan_out) / 2.0}[self.mode]
+        if self.uniform:
+            limit = math.sqrt(3.0 * self.factor / n)
+            return random_ops.random_uniform(dims, -limit, limit, dt, self.seed)
+        return random_ops.truncated_normal(dims, 0.0, math.sqrt(1.3 * self.factor / n), dt, self.seed)
+
+
+contrib_variance_scaling_initializer = ContribVarianceScaling
+
+
 def xavier_initializer(uniform: bool = True, seed: int | None = None, dtype: Any = dtypes.float32) -> Initializer:
-    """tf.contrib.layers.xavier_initializer."""
-    return VarianceScaling(1.0, "fan_avg", "uniform" if uniform else "truncated_normal", seed, dtype)
+    """tf.contrib.layers.xavier_initializer: contrib's variance scaling with factor 1 over the mean fan."""
+    return ContribVarianceScaling(1.0, "FAN_AVG", uniform, seed, dtype)
 
 
 def he_normal(seed: int | None = None) -> Initializer:

@@ -172,6 +172,18 @@ def dropout(inputs: Any, rate: float = 0.5, noise_shape: Any = None, seed: int |
                     lambda: array_ops.identity(x))
 
 
+def unbiased_variance(x: Tensor, variance: Tensor, axes: list[int]) -> Tensor:
+    """variance * n / (n - 1), n the elements averaged per channel: the variance TF's fused batch-norm
+    kernel hands the moving average (its output is normalised with the biased one)."""
+    dims = [x.shape.as_list()[i] for i in axes]
+    if all(d is not None for d in dims):
+        n = float(np.prod(dims))
+        return variance * (n / max(n - 1.0, 1.0))
+    from tftk.ops import gather_ops
+    count = math_ops.cast(reduction_ops.reduce_prod(gather_ops.gather(array_ops.shape(x), axes)), variance.dtype)
+    return variance * count / math_ops.maximum(count - 1.0, 1.0)
+
+
 def batch_normalization(inputs: Any, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
                         center: bool = True, scale: bool = True,
                         beta_initializer: Any = init_ops.zeros_initializer(),
@@ -186,7 +198,9 @@ def batch_normalization(inputs: Any, axis: int = -1, momentum: float = 0.99, eps
     When training (a bool, or a bool tensor such as a fed placeholder), the batch mean and
     (biased) variance normalize the inputs, and ops in UPDATE_OPS move the moving statistics:
     moving -= (moving - batch) * (1 - momentum). Otherwise the moving statistics are used and the
-    update ops leave them unchanged. Run the UPDATE_OPS with the train op.
+    update ops leave them unchanged. Run the UPDATE_OPS with the train op. Where TF would use its
+    fused kernel (`fused` not False, a 4-D input normalised over all but axis 1 or 3), the moving
+    variance takes the batch's unbiased variance, as that kernel gives it.
     """
     if renorm:
         raise ValueError("batch_normalization: renorm is not supported")
@@ -212,19 +226,26 @@ def batch_normalization(inputs: Any, axis: int = -1, momentum: float = 0.99, eps
         if isinstance(training, bool) and not training:
             return nn_ops.batch_normalization(x, as_input_shape(moving_mean.value()), as_input_shape(moving_var.value()),
                                               as_input_shape(beta), as_input_shape(gamma), epsilon)
-        if isinstance(training, bool):
+        fused_kernel = fused is not False and rank == 4 and axis in (1, 3)
+
+        def batch_moments() -> tuple:
             mean, variance = nn_ops.moments(x, reduce_axes)
+            return mean, variance, unbiased_variance(x, variance, reduce_axes) if fused_kernel else variance
+
+        if isinstance(training, bool):
+            mean, variance, variance_for_average = batch_moments()
         else:
             from tftk.ops.control_flow_ops import cond
-            mean, variance = cond(convert_to_tensor(training, dtype=dtypes.bool),
-                                  lambda: nn_ops.moments(x, reduce_axes),
-                                  lambda: (array_ops.identity(moving_mean.value()),
-                                           array_ops.identity(moving_var.value())))
+            mean, variance, variance_for_average = cond(
+                convert_to_tensor(training, dtype=dtypes.bool), batch_moments,
+                lambda: (array_ops.identity(moving_mean.value()), array_ops.identity(moving_var.value()),
+                         array_ops.identity(moving_var.value())))
         decay = 1.0 - momentum
         with name_scope("AssignMovingAvg"):
             update_mean = moving_mean.assign_sub(math_ops.multiply(math_ops.subtract(moving_mean.value(), mean), decay))
         with name_scope("AssignMovingAvg_1"):
-            update_var = moving_var.assign_sub(math_ops.multiply(math_ops.subtract(moving_var.value(), variance), decay))
+            update_var = moving_var.assign_sub(math_ops.multiply(math_ops.subtract(moving_var.value(),
+                                                                                   variance_for_average), decay))
         add_to_collection(GraphKeys.UPDATE_OPS, update_mean.op)
         add_to_collection(GraphKeys.UPDATE_OPS, update_var.op)
         return nn_ops.batch_normalization(x, as_input_shape(mean), as_input_shape(variance), as_input_shape(beta),

@@ -15,7 +15,7 @@ import numpy as np
 from tftk.proto.tensorflow import DataType, TensorProto, TensorShapeProto
 
 __all__ = ["datatype_enum", "numpy_dtype", "shape_proto", "shape_dims", "make_tensor_proto",
-           "make_ndarray", "TensorProtoError"]
+           "append_typed_values", "make_ndarray", "TensorProtoError"]
 
 _TF_NAMES = {"float16": "DT_HALF", "float32": "DT_FLOAT", "float64": "DT_DOUBLE"}
 
@@ -83,7 +83,7 @@ def make_tensor_proto(value, dtype_enum: int | None = None) -> TensorProto:
         raise ValueError(f"TensorFlow has no DataType for numpy {array.dtype}")
     proto = TensorProto(dtype=enum, tensor_shape=shape_proto(array.shape))
     if strings:
-        proto.string_val.extend(s.encode("utf-8") if isinstance(s, str) else bytes(s) for s in array.ravel())
+        append_typed_values(proto, array)
         return proto
     little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
     field = _BY_ENUM.get(enum, (None, None))[1]
@@ -98,6 +98,17 @@ def _is_splat(array: np.ndarray) -> bool:
     """True when every element has the same bytes as the first (so NaN splats count too)."""
     rows = array.reshape(-1).view(np.uint8).reshape(array.size, array.dtype.itemsize)
     return bool((rows == rows[0]).all())
+
+
+def append_typed_values(proto: TensorProto, values: np.ndarray) -> None:
+    """Append `values` to the typed field of `proto`'s dtype (`string_val` for strings), not tensor_content."""
+    if values.dtype.kind in "OSU":
+        proto.string_val.extend(s.encode("utf-8") if isinstance(s, str) else bytes(s) for s in values.ravel())
+        return
+    field = _BY_ENUM.get(proto.dtype, (None, None))[1]
+    if field is None:
+        raise ValueError(f"TensorProto has no typed field for {values.dtype}")
+    _append_values(proto, field, np.ascontiguousarray(values.ravel(), dtype=values.dtype.newbyteorder("<")))
 
 
 def _append_values(proto: TensorProto, field: str, values: np.ndarray) -> None:
