@@ -18,6 +18,7 @@ then compiles its kernels with Numba on first use.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -78,11 +79,11 @@ def _remove_kernel_modules(folder: Path) -> None:
 def kernel_module() -> KernelModule:
     """The extension, named as `tftk.kernels.aot` will look for it (its build id hashes this tree's
     kernel sources, the Python ABI and this CPU)."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from tftk.kernels import aot  # numpy and the standard library only
-    finally:
-        sys.path.remove(str(ROOT))
+    # this tree's aot.py by its path, whatever tftk the build's Python may have (numpy and the
+    # standard library are all it imports)
+    spec = importlib.util.spec_from_file_location("_tftk_kernels_aot", ROOT / "tftk" / "kernels" / "aot.py")
+    aot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(aot)
     return KernelModule(f"tftk.kernels.{aot.module_name()}")
 
 
