@@ -7,14 +7,18 @@ install .`, `pip wheel .` (a platform wheel, compiled for this CPU) and `pip ins
 place in the source tree) all carry it, with no command for the user to run afterwards.
 
 The module is compiled by `python -m tftk.kernels.aot_build` from this source tree, in a child
-process, with Numba's pycc (numba and numpy are build requirements in pyproject.toml). When that
-fails (no C compiler, above all) the child prints one line saying why, and the install goes on
-without the module: tftk then compiles its kernels with Numba on first use.
+process, with Numba's pycc (numba and numpy are build requirements in pyproject.toml). Without a
+C compiler the child compiles the same kernels with Numba's JIT into Numba's cache beside the
+installed kernel sources instead (found there by a later process when NUMBA_CACHE_DIR is unset,
+the package folder is writable and Numba's version is the build's), and says so in one line;
+when anything else fails it says why in one line, and the install goes on without either: tftk
+then compiles its kernels with Numba on first use.
 `TFTK_BUILD_KERNELS=0` skips the step.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -46,9 +50,15 @@ class BuildExt(build_ext):
         if os.environ.get("TFTK_BUILD_KERNELS", "1") == "0":
             print("tftk: TFTK_BUILD_KERNELS=0: ahead-of-time kernels not built", file=sys.stderr)
             return
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        done = subprocess.run([sys.executable, "-m", "tftk.kernels.aot_build", "--dir", str(target.parent)],
-                              cwd=ROOT, env=env)
+        # The child compiles the kernel files that get installed: this tree's in place (pip install -e),
+        # else the build folder's copies (build_py has run), beside which the Numba fallback writes
+        # its cache. NUMBA_CACHE_DIR would send that cache elsewhere.
+        sources = ROOT if self.editable_mode else Path(self.build_lib).resolve()
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env.update(PYTHONPATH=os.pathsep.join([str(sources), os.environ.get("PYTHONPATH", "")]),
+                   PYTHONDONTWRITEBYTECODE="1")  # no .pyc files of the build's own imports in the wheel
+        done = subprocess.run([sys.executable, "-m", "tftk.kernels.aot_build", "--dir", str(target.parent),
+                               "--numba-cache-fallback"], cwd=sources, env=env)
         if done.returncode not in (0, 2):  # 2: aot_build has said why in one line
             print("tftk: installing without the ahead-of-time kernels: kernels compile with Numba on first use",
                   file=sys.stderr)
@@ -69,11 +79,11 @@ def _remove_kernel_modules(folder: Path) -> None:
 def kernel_module() -> KernelModule:
     """The extension, named as `tftk.kernels.aot` will look for it (its build id hashes this tree's
     kernel sources, the Python ABI and this CPU)."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from tftk.kernels import aot  # numpy and the standard library only
-    finally:
-        sys.path.remove(str(ROOT))
+    # this tree's aot.py by its path, whatever tftk the build's Python may have (numpy and the
+    # standard library are all it imports)
+    spec = importlib.util.spec_from_file_location("_tftk_kernels_aot", ROOT / "tftk" / "kernels" / "aot.py")
+    aot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(aot)
     return KernelModule(f"tftk.kernels.{aot.module_name()}")
 
 

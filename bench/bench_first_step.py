@@ -23,6 +23,8 @@ Rows (tftk's warm ones run once first, unmeasured, so Numba's cache and Python's
   under `tftk-jit`'s first kernel call that the `tftk` row does not pay;
 - with `--cold`, the same two tftk rows with an empty Numba cache each round (a fresh install:
   with the module built at install time, and without a compiler), first step in wall and CPU time.
+  The empty NUMBA_CACHE_DIR also hides the Numba cache a compiler-less `pip install` writes beside
+  the package's kernels, so `tftk-jit cold` is the worst case: no module and no cache.
 `--profile` runs one tftk first step under cProfile and prints where its time goes.
 """
 

@@ -49,8 +49,24 @@ def test_the_wheel_carries_the_kernel_module_built_for_these_sources(tmp_path):
 
 
 @pytest.mark.slow
-def test_without_a_compiler_the_wheel_is_built_without_the_module_and_says_so_in_one_line(tmp_path):
+def test_without_a_compiler_the_wheel_carries_numbas_cache_instead_and_says_so_in_one_line(tmp_path):
     names, said = _wheel(tmp_path, CC="/bin/false")
     assert "tftk/kernels/aot.py" in names
     assert not [name for name in names if name.startswith("tftk/kernels/tftk_kernels_")]
-    assert said.count("\n") == 0 and "could not build the ahead-of-time kernels (no working C/C++ compiler" in said
+    assert said.count("\n") == 0 and "no working C/C++ compiler" in said and "into Numba's cache" in said
+    indexes = {name.rsplit("/", 1)[1].split("-")[0] for name in names if name.endswith(".nbi")}
+    listed = {name.replace("tftk.kernels.", "").replace(":", ".") for name in aot.SIGNATURES}
+    assert listed <= indexes  # each listed kernel's index (its callees' too)
+    assert not [name for name in names if name.endswith(".pyc")]
+
+
+def test_the_build_step_says_so_in_one_line_when_the_module_fails_for_another_reason(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TFTK_KERNEL_DIR": str(tmp_path)}
+    script = ("import sys; from tftk.kernels import aot_build\n"
+              "def broken(*args): raise OSError('disk full')\n"
+              "aot_build.build = broken\n"
+              "sys.exit(aot_build.main(['--numba-cache-fallback']))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2
+    assert done.stderr == ("tftk: could not build the ahead-of-time kernels (OSError: disk full); "
+                           "tftk compiles them with Numba on first use instead\n")

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator
 
 from tftk.kernels import aot
 
-__all__ = ["build", "main", "NoCompilerError"]
+__all__ = ["build", "warm_numba_cache", "main", "NoCompilerError"]
 
 
 class NoCompilerError(RuntimeError):
@@ -74,6 +74,23 @@ def build(directory: Path | None = None, verbose: bool = False) -> Path:
         shutil.move(str(library), f"{target}.partial")
         os.replace(f"{target}.partial", target)
     return target
+
+
+def warm_numba_cache() -> int:
+    """Compile every `SIGNATURES` entry with Numba's JIT into its on-disk cache instead (no C
+    compiler needed); return how many. With NUMBA_CACHE_DIR unset that cache is the `__pycache__`
+    next to the kernel sources, keyed by their contents (Numba >= 0.59 hashes the source file), the
+    Numba version, the bytecode and the CPU: a later process with the same files loads the kernels
+    from it instead of compiling them. The key is the argument types alone, as a call makes it."""
+    from numba.core import sigutils
+
+    count = 0
+    for kernel_name, signatures in aot.SIGNATURES.items():
+        dispatcher = _kernel(kernel_name).dispatcher
+        for signature in signatures:
+            dispatcher.compile(tuple(sigutils.normalize_signature(signature)[0]))
+            count += 1
+    return count
 
 
 def _kernel(kernel_name: str) -> Any:
@@ -134,10 +151,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tftk.kernels.aot_build", description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=None, help=f"output folder (default: {aot.kernel_dir()})")
     parser.add_argument("--verbose", action="store_true", help="show the compiler's commands")
+    parser.add_argument("--numba-cache-fallback", action="store_true",
+                        help="without a C compiler, compile the kernels into Numba's on-disk cache instead")
     args = parser.parse_args(argv)
     try:
         path = build(args.dir, args.verbose)
     except NoCompilerError as exc:
+        if args.numba_cache_fallback:
+            count = warm_numba_cache()
+            print(f"tftk: {exc}; compiled the training kernels ({count} signatures) into Numba's cache "
+                  "instead of an extension module", file=sys.stderr)
+            return 2
         print(f"tftk: could not build the ahead-of-time kernels ({exc}); "
               "tftk compiles them with Numba on first use instead", file=sys.stderr)
         return 2
