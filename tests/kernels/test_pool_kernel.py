@@ -110,14 +110,19 @@ def test_max_pool_relu_grad_is_relu_grad_of_max_pool_grad_bit_for_bit(case, dtyp
     dy = rng.standard_normal(arg.shape).astype(dtype)
     dy.flat[::5] = np.nan
     expected = relu_grad(max_pool_grad(dy, arg, xs), relu_y)
-    got = max_pool_relu_grad(dy, arg, relu_y)
+    got = max_pool_relu_grad(dy, arg, xs, relu_y)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, expected)
 
 
-def test_max_pool_relu_grad_refuses_mismatched_shapes():
+@pytest.mark.parametrize("dy_shape,arg_shape,input_shape,relu_shape", [
+    ((1, 1, 1, 1), (1, 1, 2, 1), (1, 2, 2, 1), (1, 2, 2, 1)),   # dy and argmax differ
+    ((1, 1, 1, 1), (1, 1, 1, 1), (1, 2, 2, 1), (1, 1, 2, 1)),   # ReLU output smaller than the pooled input
+    ((2, 1, 1, 1), (2, 1, 1, 1), (1, 2, 2, 1), (1, 2, 2, 1)),   # batch differs
+])
+def test_max_pool_relu_grad_refuses_mismatched_shapes(dy_shape, arg_shape, input_shape, relu_shape):
     with pytest.raises(ValueError, match="max_pool_relu_grad: dy"):
-        max_pool_relu_grad(np.zeros((1, 1, 1, 1)), np.zeros((1, 1, 2, 1), np.int64), np.zeros((1, 2, 2, 1)))
+        max_pool_relu_grad(np.zeros(dy_shape), np.zeros(arg_shape, np.int64), input_shape, np.zeros(relu_shape))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -319,7 +319,7 @@ def _max_pool_grad_grad(ddx: np.ndarray, argmax: np.ndarray) -> np.ndarray:
 
 def _bind_max_pool_relu_grad(op, ctx):
     from tftk.kernels.pool import max_pool_relu_grad as kernel
-    return lambda dy, argmax, x, relu_y: kernel(dy, argmax, relu_y)
+    return lambda dy, argmax, x, relu_y: kernel(dy, argmax, x.shape, relu_y)
 
 
 registry.register_op("MaxPool", _bind_max_pool, fresh=True)
