@@ -1,5 +1,5 @@
 """The fused LSTM cell kernels at sizes their vectorised loops run on, against the cell math in float64
-numpy; and the staggered output buffers the LSTM and GRU kernels allocate.
+numpy.
 
 The op-level tests (tests/nn/test_lstm_block.py) check gradients and TF equality on cells of 5 units,
 which only the loops' scalar remainders see; these check widths of several vectors. (The GRU kernels'
@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from tftk.kernels.lstm import lstm_block_cell, lstm_block_cell_grad
-from tftk.kernels.staggered import staggered_empty
 
 
 def _sigmoid(x):
@@ -83,22 +82,3 @@ def test_lstm_kernel_without_peepholes_ignores_the_peephole_weights():
     grad_zeros = lstm_block_cell_grad(args[1], *(np.zeros(32, np.float32),) * 3, *with_weights[:6], args[1], args[2])
     for got, want in zip(grad, grad_zeros):
         np.testing.assert_array_equal(got, want)
-
-
-@pytest.mark.parametrize("shapes,dtype", [
-    ([(128, 128)] * 7, np.float32),
-    ([(128, 128), (128, 512)], np.float32),
-    ([(3, 5), (7,), (0, 4), (2, 2, 2)], np.float64),
-    ([(1,)], np.int32),
-])
-def test_staggered_buffers_are_separate_contiguous_arrays_on_distinct_cache_sets(shapes, dtype):
-    arrays = staggered_empty(shapes, dtype)
-    assert [a.shape for a in arrays] == shapes
-    assert all(a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable for a in arrays)
-    for j, a in enumerate(arrays):
-        a[...] = j + 1
-    for j, a in enumerate(arrays):
-        assert (a == j + 1).all()  # no array overlaps another
-    starts = [a.ctypes.data % 4096 for a in arrays if a.size]
-    assert len(set(starts)) == len(starts)
-    assert all(s % 64 == starts[0] % 64 for s in starts)  # each from the same offset in a cache line

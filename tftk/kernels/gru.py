@@ -17,7 +17,6 @@ import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
 from tftk.kernels.jit import njit
-from tftk.kernels.staggered import staggered_empty
 
 __all__ = ["gru_block_cell", "gru_block_cell_grad"]
 
@@ -107,7 +106,7 @@ def gru_block_cell(x, h_prev, w_ru, w_c, b_ru, b_c) -> tuple[np.ndarray, ...]:
     xh[:, depth:] = h_prev
     h_prev = _matrix(h_prev, dtype)
     ru_bar = xh @ _matrix(w_ru, dtype)
-    r, u, c, h = staggered_empty([(batch, n)] * 4, dtype)
+    r, u, c, h = (np.empty((batch, n), dtype) for _ in range(4))
     _gates(ru_bar, _matrix(b_ru, dtype), h_prev, depth, r, u, xh)  # xh is [x, r * h_prev] from here on
     c_bar = xh @ _matrix(w_c, dtype)
     _blend(c_bar, _matrix(b_c, dtype), h_prev, u, c, h)
@@ -120,7 +119,7 @@ def gru_block_cell_grad(x, h_prev, w_ru, w_c, b_ru, b_c, r, u, c, d_h) -> tuple[
     batch, depth = x.shape
     n = h_prev.shape[1]
     h_prev, r, u, c, d_h = (_matrix(a, dtype) for a in (h_prev, r, u, c, d_h))
-    d_c_bar, d_ru_bar, d_h_prev = staggered_empty([(batch, n), (batch, 2 * n), (batch, n)], dtype)
+    d_c_bar, d_ru_bar, d_h_prev = (np.empty((batch, m), dtype) for m in (n, 2 * n, n))
     _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_ru_bar)
     d_xhr = d_c_bar @ _matrix(w_c, dtype).T
     _reset_grad(h_prev, r, u, d_h, d_xhr, depth, d_ru_bar, d_h_prev)

@@ -24,7 +24,6 @@ import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
 from tftk.kernels.jit import njit
-from tftk.kernels.staggered import staggered_empty
 
 __all__ = ["lstm_block_cell", "lstm_block_cell_grad"]
 
@@ -124,10 +123,10 @@ def lstm_block_cell(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias: float 
     xh[:, :depth] = x
     xh[:, depth:] = h_prev
     icfo = xh @ _matrix(w, dtype)
-    outs = staggered_empty([(batch, n)] * 7, dtype)
+    outs = tuple(np.empty((batch, n), dtype) for _ in range(7))
     _forward(icfo, _matrix(b, dtype), _matrix(cs_prev, dtype), _matrix(wci, dtype), _matrix(wcf, dtype),
              _matrix(wco, dtype), float(forget_bias), float(cell_clip), bool(use_peephole), *outs)
-    return tuple(outs)
+    return outs
 
 
 def lstm_block_cell_grad(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h_grad,
@@ -139,7 +138,7 @@ def lstm_block_cell_grad(cs_prev, wci, wcf, wco, i, cs, f, o, ci, co, cs_grad, h
     dtype = i.dtype
     batch, n = i.shape
     cs_prev = _matrix(cs_prev, dtype)
-    cs_prev_grad, dicfo = staggered_empty([(batch, n), (batch, 4 * n)], dtype)
+    cs_prev_grad, dicfo = np.empty((batch, n), dtype), np.empty((batch, 4 * n), dtype)
     _backward(cs_prev, *_peepholes(wci, wcf, wco, n, dtype, use_peephole),
               *(_matrix(a, dtype) for a in (i, f, o, ci, co, cs_grad, h_grad)), _bound(clip_gradient, dtype),
               cs_prev_grad, dicfo)
