@@ -157,6 +157,11 @@ class Batcher:
         for thread in self._threads:
             thread.start()
 
+    @property
+    def thread_ids(self) -> list[int]:
+        """The batch threads' native ids (for tftk.serving.scheduling)."""
+        return [thread.native_id for thread in self._threads]
+
     def run(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
             keys: list[str], arrival: list[bool] | None = None) -> dict[str, np.ndarray]:
         """The outputs of `inputs` (batched along axis 0), computed in a batch with other requests."""
