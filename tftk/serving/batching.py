@@ -70,7 +70,7 @@ def read_batching_parameters(path: str | Path | None) -> BatchingParameters:
     return BatchingParameters(**values)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Task:
     servable: Servable
     signature_name: str

@@ -57,7 +57,6 @@ def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, 
     metrics = Metrics(lambda: {name: model.versions() for name, model in manager.models.items()})
     if batcher is not None:
         batcher.metrics = metrics
-    _shorten_slices(options, batcher)
     api = ServingApi(manager, batcher)
     # Ports first, so a port in use fails at once; then the models; then serve.
     listening = _listen(options.host, options.rest_api_port, "REST") if options.rest_api_port else None
@@ -67,6 +66,7 @@ def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, 
             from tftk.serving.grpc_api import bind_grpc_server
 
             grpc_server = bind_grpc_server(api, metrics, options)
+        _shorten_slices(options, batcher)  # once the ports are ours, before the threads that inherit it start
         manager.start()
         if grpc_server is not None:
             grpc_server.start()
