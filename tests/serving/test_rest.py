@@ -268,3 +268,18 @@ def test_a_port_in_use_is_a_one_line_error_before_models_load(mlp_run, api):
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"error: cannot listen for {api} on 127.0.0.1:{port}"), result.stderr
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--scheduler-slice-micros", "-3"], "error: --scheduler-slice-micros must be >= 0 (0: the kernel's default), got -3"),
+    (["--batching-parameters-file", "b.config"], "error: --batching-parameters-file needs --enable-batching"),
+])
+def test_bad_serve_flags_are_one_line_errors(mlp_run, flags, message):
+    from typer.testing import CliRunner
+
+    from tftk.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--result-dir", str(mlp_run), "--port", "0", "--rest-api-port", "0",
+                                      *flags])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == message + "\n"

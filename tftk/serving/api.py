@@ -17,7 +17,7 @@ from tftk.serving.servable import CLASSIFY, PREDICT, REGRESS, NotFound, RequestE
 __all__ = ["ModelRef", "Prediction", "Call", "ServingApi"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made per request: not frozen, which costs ~0.6 us an instance
 class ModelRef:
     """What a request names: a model, optionally a version or a label, and a signature."""
 
@@ -36,7 +36,7 @@ class Prediction:
     outputs: dict[str, np.ndarray]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Call:
     """A checked request: the signature, its inputs converted to the signature's dtypes, the outputs."""
 

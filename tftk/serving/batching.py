@@ -70,7 +70,7 @@ def read_batching_parameters(path: str | Path | None) -> BatchingParameters:
     return BatchingParameters(**values)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Task:
     servable: Servable
     signature_name: str
@@ -156,6 +156,11 @@ class Batcher:
                          for i in range(parameters.num_batch_threads)]
         for thread in self._threads:
             thread.start()
+
+    @property
+    def thread_ids(self) -> list[int]:
+        """The batch threads' native ids (for tftk.serving.scheduling)."""
+        return [thread.native_id for thread in self._threads]
 
     def run(self, servable: Servable, signature_name: str, inputs: dict[str, np.ndarray],
             keys: list[str], arrival: list[bool] | None = None) -> dict[str, np.ndarray]:

@@ -35,7 +35,7 @@ _REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method No
 JSON = b"application/json"
 
 
-@dataclass
+@dataclass(slots=True)  # this and the next two are made per request: not frozen, which costs ~0.6 us an instance
 class Request:
     method: str
     path: str
@@ -44,14 +44,14 @@ class Request:
     client: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Response:
     status: int
     body: bytes
     content_type: bytes = JSON
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Pending:
     """An answer still being computed: `finish(future)` (on the event loop) makes the Response once it is done."""
 

@@ -38,6 +38,7 @@ class ServerOptions:
     request_timeout_seconds: float = 10.0  # a client must send its request head and body within this
     grace_seconds: float = 30.0
     stage_times: bool = False  # count CPU time by request stage in /metrics (tftk.serving.stage_times)
+    scheduler_slice_micros: int = 100  # the REST loop's and batch threads' slice (tftk.serving.scheduling); 0: default
 
 
 def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, poll_wait_seconds: float = 1.0,
@@ -65,6 +66,7 @@ def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, 
             from tftk.serving.grpc_api import bind_grpc_server
 
             grpc_server = bind_grpc_server(api, metrics, options)
+        _shorten_slices(options, batcher)  # once the ports are ours, before the threads that inherit it start
         manager.start()
         if grpc_server is not None:
             grpc_server.start()
@@ -81,6 +83,20 @@ def run_server(models: list[ServedModel], options: ServerOptions, batcher=None, 
         if batcher is not None:
             batcher.stop()
         manager.stop()
+
+
+def _shorten_slices(options: ServerOptions, batcher) -> None:
+    """A short scheduler slice for the threads requests wait on: this one (it runs the REST event loop) and the
+    batch threads. Threads this one starts later (gRPC's, the executor's, the poll thread) inherit it."""
+    from tftk.serving.scheduling import request_slice
+
+    if options.scheduler_slice_micros <= 0:
+        return
+    threads = [threading.get_native_id()] + (batcher.thread_ids if batcher is not None else [])
+    if request_slice(threads, options.scheduler_slice_micros):
+        _log.info("scheduler slice of the event loop and batch threads: %d us", options.scheduler_slice_micros)
+    else:
+        _log.info("scheduler slice unchanged (this system cannot set one per thread)")
 
 
 def _serve_rest(api: ServingApi, metrics: Metrics, options: ServerOptions, ready, listening: socket.socket) -> None:
