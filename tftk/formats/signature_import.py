@@ -163,7 +163,14 @@ def _suppression(x: Sequence[Tensor], a: dict, name: str):
                     {"pad": False})[0]
 
 
+def _as_string(x: Sequence[Tensor], a: dict, name: str):
+    """TF's AsString attrs become tftk's printf format."""
+    from tftk.ops.string_ops import as_string
+    return as_string(x[0], precision=a.get("precision", -1), scientific=a.get("scientific", False),
+                     shortest=a.get("shortest", False), width=a.get("width", -1), fill=a.get("fill", ""), name=name)
+
+
 # Op types built by tftk's constructor (static shapes, tftk's attrs) rather than from the signature.
 CONSTRUCTORS: dict[str, Callable] = {
-    "OneHot": _one_hot, "NonMaxSuppression": _suppression, "NonMaxSuppressionWithOverlaps": _suppression,
+    "OneHot": _one_hot, "AsString": _as_string, "NonMaxSuppression": _suppression, "NonMaxSuppressionWithOverlaps": _suppression,
 }
