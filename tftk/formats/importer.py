@@ -12,7 +12,7 @@ from tftk.formats.lookup_table_import import LOOKUP_BUILDERS
 from tftk.formats.functions import graph_library
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
 from tftk.formats.resource_variable_import import RESOURCE_BUILDERS
-from tftk.formats.signature_import import as_bytes_where_needed, signature_builder
+from tftk.formats.signature_import import as_bytes_where_needed, attrs_from_inputs, signature_builder
 from tftk.formats.stack_import import STACK_BUILDERS
 from tftk.formats.tensor_array_import import TENSOR_ARRAY_BUILDERS
 from tftk.formats.v1_control_flow import V1_BUILDERS, Frames, LoopExit, node_guard
@@ -191,10 +191,12 @@ def _tftk_builder(node):
 
     def build(inputs, attrs, name):
         from tftk.framework.tensor_shape import TensorShape
-        if order is not None:  # TF's input order (and Consts for tftk's attrs) back to tftk's
-            inputs = [inputs[i] for i in order]
         if own is not None:
             attrs = dict(own, **{k: v for k, v in attrs.items() if v is None and k not in own})
+            if order is not None:  # attrs only the Consts hold (a Pad's paddings have no AttrValue form)
+                attrs = dict(attrs_from_inputs(node.op, inputs, order, name), **attrs)
+        if order is not None:  # TF's input order (and Consts for tftk's attrs) back to tftk's
+            inputs = [inputs[i] for i in order]
         fixed = as_bytes_where_needed(node.op, {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()})
         return get_default_graph().create_op(node.op, inputs, [(t, TensorShape(s)) for t, s in zip(types, shapes)],
                                              name, fixed)

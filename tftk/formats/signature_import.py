@@ -25,18 +25,23 @@ from tftk.framework.ops import Tensor, get_default_graph
 from tftk.formats.op_table import UnsupportedNodeError, _static
 from tftk.ops.array_function import function_attrs
 
-__all__ = ["signature_builder", "as_bytes_where_needed"]
+__all__ = ["signature_builder", "as_bytes_where_needed", "attrs_from_inputs", "UNSUPPORTED"]
 
 # TF's input arg -> the tftk attr that holds it, where the names differ (as export writes them).
 _ATTR_FOR_INPUT = {"dim": "axis", "reduction_indices": "axis", "dimension": "axis"}
 
 # Op types whose tftk form has attrs TF does not write: (TF attrs, folded inputs) -> those attrs.
 _OWN_ATTRS: dict[str, Callable[[dict], dict]] = {
-    "Pad": lambda a: {"mode": "CONSTANT", "constant_values": 0},
-    "MirrorPad": lambda a: {"constant_values": 0},
     "NonMaxSuppressionWithOverlaps": lambda a: {"pad": False},
     "StringSplit": lambda a: {"char_set": True, "maxsplit": -1},  # TF's StringSplit splits at any char
     "Bitcast": lambda a: {"type": np.dtype(a["type"].as_numpy_dtype).name},
+}
+# Op types the signature does not give enough to rebuild, and why.
+UNSUPPORTED: dict[str, str] = {
+    "TensorArrayGather": "TF1's pre-V3 TensorArray ops are not rebuilt (tftk reads TensorArray*V3)",
+    "TensorArrayScatter": "TF1's pre-V3 TensorArray ops are not rebuilt (tftk reads TensorArray*V3)",
+    "TensorArraySize": "TF1's pre-V3 TensorArray ops are not rebuilt (tftk reads TensorArray*V3)",
+    "TileGrad": "TF's deprecated TileGrad(input, multiples) is not rebuilt (TF's Tile gradient is Reshape + Sum)",
 }
 # String attrs tftk's kernels take as bytes (an AttrValue's string decodes to str).
 _BYTES_ATTRS: dict[str, tuple[str, ...]] = {
@@ -68,7 +73,8 @@ def _output_specs(signature: dict, attrs: dict, name: str) -> list:
             continue
         dtype = attrs.get(type_attr) if type_attr else _fixed_dtype(fixed)
         if not isinstance(dtype, dtypes.DType):
-            raise UnsupportedNodeError(f"node {name!r}: output {arg!r} of type {dtype!r} has no tftk dtype")
+            raise UnsupportedNodeError(f"node {name!r}: output {arg!r} is a {dtype!r} handle, which tftk does not "
+                                       f"rebuild from TF's signature (queues, readers, iterators)")
         out.extend([dtype] * (int(attrs[number_attr]) if number_attr else 1))
     return out
 
@@ -112,6 +118,17 @@ def _tftk_inputs(op_type: str, signature: dict, inputs: Sequence[Tensor], name: 
     return [t for n in order for t in tensors[n]], attrs
 
 
+def attrs_from_inputs(op_type: str, inputs: Sequence[Tensor], used: Sequence[int], name: str) -> dict:
+    """The attrs TF's inputs other than the `used` positions stand for (Consts export wrote for
+    tftk's build-time attrs), folded: tftk's own form cannot always write them as attrs."""
+    from tftk.formats.op_signatures import _signatures
+    folded = {}
+    for arg, start, size in _tensor_positions(op_type, _signatures()[op_type], len(inputs)):
+        if size == 1 and start not in used:
+            folded[_ATTR_FOR_INPUT.get(arg, arg)] = _attr_value(np.asarray(_static(inputs[start], name, arg)))
+    return folded
+
+
 def signature_builder(node: Any) -> Callable | None:
     """A builder for `node` from TF's signature of its op type, or None when tftk does not
     register the type or TF's signature of it is unknown."""
@@ -128,6 +145,8 @@ def signature_builder(node: Any) -> Callable | None:
 
     def build(inputs: Sequence[Tensor], attrs: dict, name: str):
         from tftk.framework.tensor_shape import TensorShape
+        if node.op in UNSUPPORTED:
+            raise UnsupportedNodeError(f"node {name!r} ({node.op}): {UNSUPPORTED[node.op]}")
         constructor = CONSTRUCTORS.get(node.op)
         if constructor is not None:
             return constructor(list(inputs), attrs, name)
@@ -170,7 +189,13 @@ def _as_string(x: Sequence[Tensor], a: dict, name: str):
                      shortest=a.get("shortest", False), width=a.get("width", -1), fill=a.get("fill", ""), name=name)
 
 
+def _pad(x: Sequence[Tensor], a: dict, name: str):
+    """TF's Pad (zeros) and MirrorPad (REFLECT or SYMMETRIC); the paddings must be constant."""
+    from tftk.ops.tile_pad_ops import pad
+    return pad(x[0], _static(x[1], name, "paddings"), mode=a.get("mode", "CONSTANT"), name=name)
+
+
 # Op types built by tftk's constructor (static shapes, tftk's attrs) rather than from the signature.
 CONSTRUCTORS: dict[str, Callable] = {
-    "OneHot": _one_hot, "AsString": _as_string, "NonMaxSuppression": _suppression, "NonMaxSuppressionWithOverlaps": _suppression,
+    "OneHot": _one_hot, "AsString": _as_string, "Pad": _pad, "MirrorPad": _pad, "NonMaxSuppression": _suppression, "NonMaxSuppressionWithOverlaps": _suppression,
 }
