@@ -12,6 +12,7 @@ from tftk.formats.lookup_table_import import LOOKUP_BUILDERS
 from tftk.formats.functions import graph_library
 from tftk.formats.op_table import BUILDERS, UnsupportedNodeError
 from tftk.formats.resource_variable_import import RESOURCE_BUILDERS
+from tftk.formats.signature_import import as_bytes_where_needed, attrs_from_inputs, signature_builder
 from tftk.formats.stack_import import STACK_BUILDERS
 from tftk.formats.tensor_array_import import TENSOR_ARRAY_BUILDERS
 from tftk.formats.v1_control_flow import V1_BUILDERS, Frames, LoopExit, node_guard
@@ -150,7 +151,8 @@ def _build_node(node: Any, inputs: list[Tensor], controls: list[Operation],
     `library()` gives the GraphDef's functions (TF 2's functional control flow reads them)."""
     builder = functional_builder(node, library) or _tftk_builder(node) or BUILDERS.get(node.op) \
         or V1_BUILDERS.get(node.op) or RESOURCE_BUILDERS.get(node.op) \
-        or TENSOR_ARRAY_BUILDERS.get(node.op) or STACK_BUILDERS.get(node.op) or LOOKUP_BUILDERS.get(node.op)
+        or TENSOR_ARRAY_BUILDERS.get(node.op) or STACK_BUILDERS.get(node.op) or LOOKUP_BUILDERS.get(node.op) \
+        or signature_builder(node)
     if builder is None:
         raise UnsupportedNodeError(f"import_graph_def: op type {node.op!r} of node {node.name!r} is "
                                    f"not supported by tftk")
@@ -189,11 +191,13 @@ def _tftk_builder(node):
 
     def build(inputs, attrs, name):
         from tftk.framework.tensor_shape import TensorShape
-        if order is not None:  # TF's input order (and Consts for tftk's attrs) back to tftk's
-            inputs = [inputs[i] for i in order]
         if own is not None:
             attrs = dict(own, **{k: v for k, v in attrs.items() if v is None and k not in own})
-        fixed = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()}
+            if order is not None:  # attrs only the Consts hold (a Pad's paddings have no AttrValue form)
+                attrs = dict(attrs_from_inputs(node.op, inputs, order, name), **attrs)
+        if order is not None:  # TF's input order (and Consts for tftk's attrs) back to tftk's
+            inputs = [inputs[i] for i in order]
+        fixed = as_bytes_where_needed(node.op, {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()})
         return get_default_graph().create_op(node.op, inputs, [(t, TensorShape(s)) for t, s in zip(types, shapes)],
                                              name, fixed)
     return build

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["has_tf_signature", "tf_node_form", "tf_input_names"]
+__all__ = ["has_tf_signature", "tf_node_form", "tf_input_names", "ATTR_INPUTS", "ATTR_ALIASES"]
 
 _TABLE = Path(__file__).with_name("tf_op_signatures.json")
 _KINDS = {"type": "type", "bool": "b", "int": "i", "float": "f", "string": "s", "shape": "shape",
@@ -38,6 +38,22 @@ def has_tf_signature(op_type: str) -> bool:
 
 # TF's input arg name -> the tftk attr holding its value at build time, where the names differ.
 _ATTR_FOR_INPUT = {"dim": "axis", "reduction_indices": "axis", "dimension": "axis"}
+# Op types that declare no input names but keep some TF inputs as attrs: those args' names.
+ATTR_INPUTS: dict[str, tuple[str, ...]] = {
+    "Cumsum": ("axis",), "Cumprod": ("axis",), "TopKV2": ("k",), "InTopKV2": ("k",), "OneHot": ("depth",),
+    "Pad": ("paddings",), "MirrorPad": ("paddings",), "MirrorPadGrad": ("paddings",),
+    "ReverseV2": ("axis",), "ResizeBilinear": ("size",), "ResizeNearestNeighbor": ("size",),
+    "ResizeBicubic": ("size",), "ResizeArea": ("size",),
+    "RegexFullMatch": ("pattern",), "RegexReplace": ("pattern", "rewrite"),
+}
+# TF's attr name -> the tftk attr holding its value, where the names differ.
+ATTR_ALIASES = {"seq_dim": "seq_axis", "batch_dim": "batch_axis"}
+# Op types whose tftk op has TF's form only in some uses (tftk's StringSplit is also TF's
+# StringSplitV2, which splits at a whole separator; TF's StringSplit at any of its characters).
+_TF_FORM_WHEN = {"StringSplit": lambda op: bool(op.attrs.get("char_set")),
+                 "TileGrad": lambda op: False,  # TF's takes (grad, multiples), tftk's (grad, x)
+                 "NonMaxSuppression": lambda op: False,  # tftk's is TF's NonMaxSuppressionV3
+                 "Pad": lambda op: not np.any(op.attrs.get("constant_values", 0))}  # else TF's PadV2
 # TF's input arg name -> tftk's input name (as declared in OpKind.extra["input_names"]).
 _INPUT_ALIASES = {"rho": ("decay",), "grad": ("values",), "alpha": ("lr",), "delta": ("grad",)}
 
@@ -89,6 +105,8 @@ def _tf_inputs(op, signature: dict) -> tuple[list, list[int]] | None:
     from tftk.framework import registry
     args = signature["inputs"]
     names = _declared_input_names(op.type)
+    if names is None and op.type in ATTR_INPUTS:
+        names = [a[0] for a in args if a[0] not in ATTR_INPUTS[op.type]]
     if names is None or any(a[3] or a[4] for a in args):
         if len(op.inputs) == len(args) or any(a[3] or a[4] for a in args):
             return list(op.inputs), list(range(len(op.inputs)))
@@ -161,7 +179,7 @@ def tf_node_form(op) -> tuple[dict, list, list[int]] | None:
     name where the op declares names, and `_ConstInput`s for attrs TF takes as tensors.
     """
     signature = _signatures().get(op.type)
-    if signature is None:
+    if signature is None or not _TF_FORM_WHEN.get(op.type, lambda _: True)(op):
         return None
     placed = _tf_inputs(op, signature)
     if placed is None:
@@ -173,7 +191,10 @@ def tf_node_form(op) -> tuple[dict, list, list[int]] | None:
     for name, (kind, default) in signature["attrs"].items():
         if name in attrs:
             continue
-        own = op.attrs.get(name)
+        own = op.attrs.get(ATTR_ALIASES.get(name, name))
+        if kind == "shape" and name in op.attrs:  # tftk keeps a shape as a dims list, None if unknown
+            from tftk.framework.tensor_shape import TensorShape
+            own = TensorShape(own)
         if own is not None and _same_kind(kind, own):
             attrs[name] = own
         elif default is not None:

@@ -17,7 +17,7 @@ from tftk.framework import dtypes, registry
 from tftk.framework.ops import Operation, Tensor
 from tftk.ops.op_builder import make_multi_op
 
-__all__ = ["register_array_op", "array_op"]
+__all__ = ["register_array_op", "array_op", "function_attrs"]
 
 
 def register_array_op(op_type: str, fn: Callable[..., Any], differentiable: bool = False) -> None:
@@ -35,7 +35,7 @@ def register_array_op(op_type: str, fn: Callable[..., Any], differentiable: bool
             return lambda *arrays: cast(fn(*arrays, **attrs), kinds[0])
         return lambda *arrays: tuple(cast(v, d) for v, d in zip(fn(*arrays, **attrs), kinds))
 
-    registry.register_op(op_type, factory)
+    registry.register_op(op_type, factory).extra["array_function"] = fn
     if not differentiable:
         registry.not_differentiable(op_type)
 
@@ -45,3 +45,22 @@ def array_op(op_type: str, inputs: Sequence[Tensor], outputs: Sequence[tuple[dty
     """Add an op of a registered array-function type: its one output, or the list of outputs."""
     op = make_multi_op(op_type, list(inputs), [(dtypes.as_dtype(d), s) for d, s in outputs], name, attrs)
     return op.outputs[0] if len(outputs) == 1 else op.outputs
+
+
+def function_attrs(op_type: str, attrs: dict) -> dict | None:
+    """The `attrs` an array-function op type's function takes as keywords (all of them when it
+    takes **kwargs), or None when `op_type` is not an array-function op. A graph TensorFlow wrote
+    carries attrs tftk's function does not take (`T`, `Tidx`); its importer keeps only these."""
+    import inspect
+    kind = registry.find(op_type)
+    fn = kind.extra.get("array_function") if kind is not None else None
+    if fn is None:
+        return None
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except ValueError:  # a numpy ufunc: arrays only
+        return {}
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return dict(attrs)
+    names = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    return {k: v for k, v in attrs.items() if k in names}
