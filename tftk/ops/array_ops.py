@@ -121,9 +121,18 @@ registry.register_op("ReshapeDynamic", lambda op, ctx: lambda x, s: np.reshape(x
 registry.register_op("ReshapeLike", lambda op, ctx: lambda x, s: np.reshape(x, tuple(s.tolist())))
 
 
+def _packed_if_dynamic(shape: Any) -> Any:
+    """A shape given as a list holding tensors ([n, 2]) packed into one int32 tensor, as TF auto-packs it;
+    any other shape as it is."""
+    if isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) for d in shape):
+        return convert_to_tensor(shape, dtype=dtypes.int32)
+    return shape
+
+
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     """Reshape; one dimension may be -1 and is inferred from the size."""
     x = convert_to_tensor(tensor)
+    shape = _packed_if_dynamic(shape)
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
     if static is None:
         s = convert_to_tensor(shape, dtype=dtypes.int32)
@@ -138,6 +147,9 @@ def _partial_shape(shape_tensor: Tensor) -> TensorShape:
     static shape, else as many unknown dimensions as the vector has entries."""
     if shape_tensor.op.type == "Shape":
         return shape_tensor.op.inputs[0].shape
+    if shape_tensor.op.type == "Pack" and all(t.shape.ndims == 0 for t in shape_tensor.op.inputs):
+        known = [constant_value(t) for t in shape_tensor.op.inputs]  # [n, 2]: (?, 2), as TF infers it
+        return TensorShape([None if v is None or int(v) < 0 else int(v) for v in known])
     dims = shape_tensor.shape.as_tuple()
     return TensorShape([None] * dims[0]) if dims is not None and len(dims) == 1 and dims[0] is not None \
         else TensorShape(None)
@@ -399,9 +411,10 @@ def _fill_grad(op, grad):
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     """A tensor of shape `dims` filled with the scalar `value`."""
     v = convert_to_tensor(value)
+    dims = _packed_if_dynamic(dims)
     static = constant_value(dims)
     d = convert_to_tensor(dims, dtype=dtypes.int32)
-    shape = TensorShape(None) if static is None else TensorShape(static.tolist())
+    shape = _partial_shape(d) if static is None else TensorShape(static.tolist())
     return make_op("Fill", [d, v], v.dtype, shape, name)
 
 
@@ -416,6 +429,7 @@ def _constant_fill(shape: Any, dtype: Any, value: float, name: str) -> Tensor:
     """
     from tftk.ops.constant_op import constant
     dtype = dtypes.as_dtype(dtype)
+    shape = _packed_if_dynamic(shape)
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
     dims = None
     if static is not None and np.ndim(static) <= 1:
