@@ -44,7 +44,8 @@ from tftk.ops.clip_ops import (clip_by_average_norm, clip_by_global_norm, clip_b
                                clip_by_value, global_norm)
 from tftk.ops.constant_op import constant, placeholder, placeholder_with_default
 from tftk.ops.control_flow_ops import case, cond, group, no_op, tuple, with_dependencies  # noqa: A004
-from tftk.ops.data_flow_ops import ConditionalAccumulator, FIFOQueue, QueueBase, RandomShuffleQueue
+from tftk.ops.data_flow_ops import (ConditionalAccumulator, FIFOQueue, PaddingFIFOQueue, QueueBase,
+                                    RandomShuffleQueue)
 from tftk.ops.io_ops import (FixedLengthRecordReader, TextLineReader, TFRecordReader, WholeFileReader,
                              decode_csv, decode_raw)
 from tftk.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients

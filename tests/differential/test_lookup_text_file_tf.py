@@ -43,3 +43,21 @@ ROWS = [Row(name, BODY.format(key_dtype=kd, key_index=ki, value_dtype=vd, value_
         for name, (text, kd, ki, vd, vi, opt, default, query) in CASES.items()]
 
 results, test_tftk_agrees_with_tensorflow = table_tests("lookup_text_file", ROWS)
+
+VOCABULARY_BODY = """
+init = tf.lookup.KeyValueTensorInitializer(tf.constant({keys}), tf.constant([0, 1, 2], tf.int64))
+table = tf.lookup.StaticVocabularyTable(init, {buckets})
+with tf.control_dependencies([table.initializer]):
+    fetch = {{"ids": table.lookup(tf.constant({query})), "size": table.size()}}
+"""
+VOCABULARY = {  # name: (keys, buckets, query)
+    "vocabulary_strings": (["a", "b", "c"], 4, [["b", "zz"], ["qq", "a"]]),
+    "vocabulary_int64_keys": ([7, 8, 9], 3, [9, 100, -5, 7]),
+    "vocabulary_one_bucket": (["x", "y", "z"], 1, ["y", "w", "v"]),
+}
+VOCABULARY_ROWS = [Row(name, VOCABULARY_BODY.format(keys=keys if isinstance(keys[0], str) else f"np.array({keys})",
+                                                    buckets=buckets, query=query if isinstance(keys[0], str)
+                                                    else f"np.array({query})"))
+                   for name, (keys, buckets, query) in VOCABULARY.items()]
+
+vocabulary_results, test_vocabulary_table_agrees_with_tensorflow = table_tests("lookup_vocabulary", VOCABULARY_ROWS)

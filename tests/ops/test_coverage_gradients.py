@@ -99,3 +99,12 @@ GRADIENT_CASES += [
     GradientCase("Dilation2D", lambda x, w: tf.nn.dilation2d(x, w, [1, 1, 1, 1], [1, 1, 1, 1], "SAME"),
                  [arr(1, 4, 4, 2), arr(2, 2, 2)]),
 ]
+
+GRADIENT_CASES += [  # shape arguments known only at run time (a placeholder with a default), reshaped to static
+    GradientCase("TileDynamic", lambda x: tf.reshape(tf.tile(x, [tf.placeholder_with_default(3, []), 1]), [6, 3]) ** 2,
+                 [arr(2, 3)]),
+    GradientCase("PadDynamic", lambda x: tf.reshape(tf.pad(x, [[tf.placeholder_with_default(1, []), 2], [0, 1]],
+                                                           constant_values=0.5), [5, 4]) ** 2, [arr(2, 3)]),
+    GradientCase("BroadcastLikeRunTime", lambda x: tf.reshape(
+        tf.broadcast_to(x, [tf.placeholder_with_default(3, []), 4]), [3, 4]) ** 2, [arr(1, 4)]),
+]

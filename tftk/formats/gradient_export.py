@@ -103,6 +103,19 @@ def _reshape_to_input(op) -> list:
     return _Builder(op).finish("Reshape", [_source(x), _source(shape)], T=x.dtype, Tshape=shape.dtype)
 
 
+def _tile_dynamic(op) -> list:
+    """TileDynamic(x, multiples): TF's Tile, whose multiples are a tensor anyway."""
+    x, multiples = op.inputs
+    return _Builder(op).finish("Tile", [_source(x), _source(multiples)], T=x.dtype, Tmultiples=multiples.dtype)
+
+
+def _pad_dynamic(op) -> list:
+    """PadDynamic(x, paddings, value): TF's PadV2, whose paddings and value are tensors anyway."""
+    x, paddings, value = op.inputs
+    return _Builder(op).finish("PadV2", [_source(x), _source(paddings), _source(value)], T=x.dtype,
+                               Tpaddings=paddings.dtype)
+
+
 def _expand_reduced(op) -> list:
     """The reduced axes put back as size-1 dims: one ExpandDims per axis (front-counted ones in
     increasing order, then back-counted ones from the end), as np.expand_dims(g, axes) does."""
@@ -300,6 +313,7 @@ def _index_row_grad(op) -> list:
 HELPERS: dict[str, Callable] = {
     "SumToShape": _sum_to_shape, "SumToShapeOf": _sum_to_shape_of, "BroadcastLike": _broadcast_like,
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
+    "TileDynamic": _tile_dynamic, "PadDynamic": _pad_dynamic,
     "ReducedCount": _reduced_count, "SumKeep": _sum_keep, "BroadcastTo": _broadcast_to,
     "MaxPoolGrad": _max_pool_grad, "SafeLog": _safe_log, "EmbeddingLookup": _embedding_lookup,
     "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,

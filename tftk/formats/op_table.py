@@ -74,10 +74,6 @@ def _partial_vector(tensor: Tensor) -> list | None:
     return None
 
 
-registry.register_op("TileDynamic", lambda op, ctx: lambda x, multiples: np.tile(x, multiples.tolist()))
-registry.not_differentiable("TileDynamic")
-
-
 def _transpose(x, a, name):
     """TF's Transpose; a perm built at run time from constants (dynamic_rnn's concat of a range) is folded."""
     perm = _partial_vector(x[1])
@@ -87,14 +83,9 @@ def _transpose(x, a, name):
 
 
 def _tile(x, a, name):
-    """TF's Tile; multiples only known at run time (TF's Mean gradient) get a numpy-kernel op."""
+    """TF's Tile; multiples known only at run time (TF's Mean gradient) make tftk's TileDynamic."""
     multiples = constant_value(x[1])
-    if multiples is not None:
-        return tile_pad_ops.tile(x[0], multiples.tolist(), name=name)
-    out = make_op("TileDynamic", [x[0], x[1]], x[0].dtype, None, name)
-    if x[0].shape.ndims is not None:
-        out.set_shape([None] * x[0].shape.ndims)
-    return out
+    return tile_pad_ops.tile(x[0], x[1] if multiples is None else multiples.tolist(), name=name)
 
 
 def _broadcast_gradient_args(s0: np.ndarray, s1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -121,26 +121,56 @@ registry.register_op("ReshapeDynamic", lambda op, ctx: lambda x, s: np.reshape(x
 registry.register_op("ReshapeLike", lambda op, ctx: lambda x, s: np.reshape(x, tuple(s.tolist())))
 
 
+def pack_shape_list(shape: Any) -> Any:
+    """A shape given as a list holding tensors ([n, 2]) packed into one int32 tensor, as TF auto-packs it;
+    any other shape as it is."""
+    if isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) for d in shape):
+        return convert_to_tensor(shape, dtype=dtypes.int32)
+    return shape
+
+
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     """Reshape; one dimension may be -1 and is inferred from the size."""
     x = convert_to_tensor(tensor)
+    shape = pack_shape_list(shape)
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
     if static is None:
         s = convert_to_tensor(shape, dtype=dtypes.int32)
-        return make_op("ReshapeDynamic", [x, s], x.dtype, _partial_shape(s), name)
+        return make_op("ReshapeDynamic", [x, s], x.dtype, _one_unknown_inferred(partial_shape(s), x.shape), name)
     target = [int(d) for d in np.atleast_1d(static).tolist()] if np.ndim(static) else []
     out_shape = _reshaped_static(x.shape, target)
     return make_op("Reshape", [x], x.dtype, out_shape, name, {"shape": tuple(target)})
 
 
-def _partial_shape(shape_tensor: Tensor) -> TensorShape:
+def partial_shape(shape_tensor: Tensor) -> TensorShape:
     """What is known at build time of the shape a 1-D shape tensor will hold: a `Shape` op's input's
     static shape, else as many unknown dimensions as the vector has entries."""
     if shape_tensor.op.type == "Shape":
         return shape_tensor.op.inputs[0].shape
+    if shape_tensor.op.type == "Pack" and all(t.shape.ndims == 0 for t in shape_tensor.op.inputs):
+        known = [constant_value(t) for t in shape_tensor.op.inputs]  # [n, 2]: (?, 2), as TF infers it
+        return TensorShape([None if v is None or int(v) < 0 else int(v) for v in known])
+    if shape_tensor.op.type == "ConcatV2" and shape_tensor.shape.ndims == 1:  # pieces of a shape, each known or not
+        parts = [partial_shape(t) if (v := constant_value(t)) is None else TensorShape([int(d) for d in v])
+                 for t in shape_tensor.op.inputs]
+        if all(p.ndims is not None for p in parts):
+            return TensorShape([d for p in parts for d in p.as_tuple()])
     dims = shape_tensor.shape.as_tuple()
     return TensorShape([None] * dims[0]) if dims is not None and len(dims) == 1 and dims[0] is not None \
         else TensorShape(None)
+
+
+def _one_unknown_inferred(target: TensorShape, source: TensorShape) -> TensorShape:
+    """A reshape's partly known target with its single unknown dimension worked out from the input's
+    element count, when that is known (TF's shape inference does the same)."""
+    dims = target.as_tuple()
+    if dims is None or not source.is_fully_defined() or [d is None for d in dims].count(True) != 1:
+        return target
+    known = int(np.prod([d for d in dims if d is not None], dtype=np.int64))
+    total = int(np.prod(source.as_tuple(), dtype=np.int64))
+    if known == 0 or total % known:
+        return target
+    return TensorShape([total // known if d is None else d for d in dims])
 
 
 def reshape_like(x: Tensor, like: Tensor) -> Tensor:
@@ -399,9 +429,10 @@ def _fill_grad(op, grad):
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
     """A tensor of shape `dims` filled with the scalar `value`."""
     v = convert_to_tensor(value)
+    dims = pack_shape_list(dims)
     static = constant_value(dims)
     d = convert_to_tensor(dims, dtype=dtypes.int32)
-    shape = TensorShape(None) if static is None else TensorShape(static.tolist())
+    shape = partial_shape(d) if static is None else TensorShape(static.tolist())
     return make_op("Fill", [d, v], v.dtype, shape, name)
 
 
@@ -416,6 +447,7 @@ def _constant_fill(shape: Any, dtype: Any, value: float, name: str) -> Tensor:
     """
     from tftk.ops.constant_op import constant
     dtype = dtypes.as_dtype(dtype)
+    shape = pack_shape_list(shape)
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
     dims = None
     if static is not None and np.ndim(static) <= 1:

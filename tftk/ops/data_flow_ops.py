@@ -138,12 +138,26 @@ def _bind_dequeue(many: bool, up_to: bool = False):
         queue = queue_getter(op, ctx)
         n_components = len(op.get_attr("component_types"))
 
+        stack = _padded_stack if op.attrs.get("padded") else np.stack
+
         def kernel(*count: np.ndarray) -> Any:
             rows = queue().take(int(count[0]) if many else 1, op, ctx, up_to)
-            columns = [np.stack([r[i] for r in rows]) if many else rows[0][i] for i in range(n_components)]
+            columns = [stack([r[i] for r in rows]) if many else rows[0][i] for i in range(n_components)]
             return columns[0] if n_components == 1 else tuple(columns)
         return kernel
     return factory
+
+
+def _padded_stack(arrays: list[np.ndarray]) -> np.ndarray:
+    """Arrays of one rank stacked, each padded at the end of every axis to the largest size there, with
+    zeros (empty strings for strings): what a PaddingFIFOQueue's dequeue_many gives."""
+    if arrays[0].ndim == 0:
+        return np.stack(arrays)
+    shape = np.max([a.shape for a in arrays], axis=0)
+    out = np.full((len(arrays), *shape), b"" if arrays[0].dtype == object else 0, dtype=arrays[0].dtype)
+    for row, a in zip(out, arrays):
+        row[tuple(slice(0, d) for d in a.shape)] = a
+    return out
 
 
 def _bind_size(op: Operation, ctx: Any):
@@ -170,7 +184,8 @@ for _op_type, _factory, _blocking in (
     registry.register_op(_op_type, _factory, ref_inputs=(0,), stateful=True, blocking=_blocking, remote=True)
 registry.register_op("FIFOQueueV2", _bind_handle, stateful=True, holds_state=True)
 registry.register_op("RandomShuffleQueueV2", _bind_handle, stateful=True, holds_state=True)
-registry.not_differentiable("FIFOQueueV2", "RandomShuffleQueueV2", "QueueEnqueueV2", "QueueEnqueueManyV2",
+registry.register_op("PaddingFIFOQueueV2", _bind_handle, stateful=True, holds_state=True)
+registry.not_differentiable("FIFOQueueV2", "RandomShuffleQueueV2", "PaddingFIFOQueueV2", "QueueEnqueueV2", "QueueEnqueueManyV2",
                             "QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2", "QueueSizeV2",
                             "QueueCloseV2")
 
@@ -254,6 +269,19 @@ class FIFOQueue(QueueBase):
     def __init__(self, capacity: int, dtypes: Any, shapes: Any = None, names: Any = None,
                  shared_name: str | None = None, name: str = "fifo_queue"):
         super().__init__("FIFOQueueV2", capacity, dtypes, shapes, names, shared_name, name, {})
+
+
+class PaddingFIFOQueue(QueueBase):
+    """A FIFOQueue whose components may vary in size along dimensions given as None (TF1's
+    `tf.PaddingFIFOQueue`): dequeue_many and dequeue_up_to pad each component with zeros (empty strings)
+    to the largest size in the batch. Every component's rank must be known."""
+
+    def __init__(self, capacity: int, dtypes: Any, shapes: Any, names: Any = None, shared_name: str | None = None,
+                 name: str = "padding_fifo_queue"):
+        if shapes is None or any(as_shape(s).ndims is None for s in shapes):
+            raise ValueError(f"PaddingFIFOQueue needs the shape of every component, each of known rank (None for a "
+                             f"dimension that varies), got shapes={shapes!r}")
+        super().__init__("PaddingFIFOQueueV2", capacity, dtypes, shapes, names, shared_name, name, {"padded": True})
 
 
 class RandomShuffleQueue(QueueBase):

@@ -18,10 +18,12 @@ from tftk.framework import dtypes, registry
 from tftk.framework.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from tftk.framework.ops import GraphKeys, Operation, Tensor, add_to_collections, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
+from tftk.ops import index_ops, math_ops, string_ops
 from tftk.ops.data_flow_ops import state_getter
 from tftk.ops.op_builder import make_multi_op, make_op
 
-__all__ = ["KeyValueTensorInitializer", "StaticHashTable", "TextFileIndex", "TextFileInitializer"]
+__all__ = ["KeyValueTensorInitializer", "StaticHashTable", "StaticVocabularyTable", "TextFileIndex",
+           "TextFileInitializer"]
 
 
 class _TableState:
@@ -273,3 +275,42 @@ class StaticHashTable:
         """The number of entries (an int64 scalar)."""
         return make_op("LookupTableSizeV2", [self._handle], dtypes.int64, TensorShape([]),
                        name or f"{self._handle.op.name}_Size", {})
+
+
+class StaticVocabularyTable:
+    """Ids of a vocabulary (a table of key -> int64 id from `initializer`), and for keys outside it one of
+    `num_oov_buckets` extra ids: vocabulary size + Fingerprint64 hash of the key (as a string) modulo
+    the buckets, as TF's StaticVocabularyTable (string_to_hash_bucket_fast)."""
+
+    def __init__(self, initializer: Any, num_oov_buckets: int, lookup_key_dtype: Any = None, name: str | None = None):
+        if num_oov_buckets <= 0:
+            raise ValueError(f"oov_buckets must be > 0; use StaticHashTable. Got {num_oov_buckets}")
+        if initializer.value_dtype is not dtypes.int64:
+            raise TypeError(f"Invalid value dtype, expected int64 but got {initializer.value_dtype.name}.")
+        self._num_oov_buckets, self._name = int(num_oov_buckets), name or "hash_table"
+        with name_scope(name, "hash_table"):
+            self._table = StaticHashTable(initializer, -1)
+        self._key_dtype = dtypes.as_dtype(lookup_key_dtype) if lookup_key_dtype is not None else initializer.key_dtype
+
+    key_dtype = property(lambda self: self._key_dtype)
+    value_dtype = property(lambda self: dtypes.int64)
+    resource_handle = property(lambda self: self._table.resource_handle)
+    initializer = property(lambda self: self._table.initializer)
+    name = property(lambda self: self._name)
+
+    def size(self, name: str | None = None) -> Tensor:
+        """The vocabulary's size plus the number of buckets."""
+        with name_scope(name, f"{self._name}_Size"):
+            return math_ops.add(self._table.size(), self._num_oov_buckets)
+
+    def lookup(self, keys: Any, name: str | None = None) -> Tensor:
+        """Each key's id: its vocabulary id, else its bucket past the vocabulary."""
+        keys = convert_to_tensor(keys)
+        if keys.dtype is not self._key_dtype:
+            raise TypeError(f"Signature mismatch. Keys must be dtype {self._key_dtype.name}, got {keys.dtype.name}.")
+        with name_scope(name, f"{self._name}_Lookup"):
+            words = keys if keys.dtype is dtypes.string else string_ops.as_string(keys)
+            buckets = string_ops.string_to_hash_bucket_fast(words, self._num_oov_buckets, name="hash_bucket")
+            ids = self._table.lookup(keys)
+            buckets = math_ops.add(buckets, self._table.size())
+            return index_ops.where_v2(math_ops.not_equal(ids, self._table.default_value), ids, buckets)

@@ -26,7 +26,7 @@ from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels import philox
 from tftk.ops import math_ops
 from tftk.ops.constant_value import constant_value
-from tftk.ops.array_ops import reshape
+from tftk.ops.array_ops import pack_shape_list, partial_shape, reshape
 from tftk.ops.op_builder import make_op, op_scope
 from tftk.ops.reduction_ops import reduce_sum
 from tftk.ops.special_math_ops import _digamma
@@ -92,10 +92,14 @@ def philox_for(op, ctx) -> philox.PhiloxState:
 
 
 def shape_input(shape: Any, name: str | None = None) -> tuple[Tensor, TensorShape]:
+    """A random op's shape argument as an int32 tensor (a list holding tensors packed, as TF does) and
+    what is known of it at build time."""
+    shape = pack_shape_list(shape)
     static = constant_value(shape) if isinstance(shape, Tensor) else np.asarray(shape)
     tensor = convert_to_tensor(shape, dtype=dtypes.int32, name=name)
-    return tensor, TensorShape(None if static is None else [int(d) for d in np.atleast_1d(static)]
-                               if np.ndim(static) else [])
+    if static is None:
+        return tensor, partial_shape(tensor)
+    return tensor, TensorShape([int(d) for d in np.atleast_1d(static)] if np.ndim(static) else [])
 
 
 def _register_random(op_type: str, factory: Callable) -> None:

@@ -127,6 +127,8 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
     """`size[i]` elements from `begin[i]` on each axis (`size[i] == -1`: to the end)."""
     x = convert_to_tensor(input_)
     op_name = name or "Slice"
+    from tftk.ops.array_ops import pack_shape_list  # array_ops builds on this module
+    begin, size = pack_shape_list(begin), pack_shape_list(size)
     b_static = constant_value(begin) if isinstance(begin, Tensor) else np.asarray(begin)
     s_static = constant_value(size) if isinstance(size, Tensor) else np.asarray(size)
     rank = x.shape.ndims

@@ -40,8 +40,11 @@ registry.not_differentiable("TileGrad")
 
 
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
-    """Repeat `input` `multiples[i]` times along axis i."""
+    """Repeat `input` `multiples[i]` times along axis i (`multiples` may be known only at run time)."""
     x = convert_to_tensor(input)
+    multiples = array_ops.pack_shape_list(multiples)
+    if isinstance(multiples, Tensor) and constant_value(multiples) is None:
+        return _tile_dynamic(x, multiples, name)
     m = static_ints(multiples, "multiples", "Tile")
     dims = x.shape.as_tuple()
     if dims is not None and len(m) != len(dims):
@@ -58,6 +61,31 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
 def _tile_grad(op, grad):
     x = op.inputs[0]
     return [make_op("TileGrad", [grad, x], grad.dtype, x.shape, attrs={"multiples": op.get_attr("multiples")})]
+
+
+def _tile_dynamic(x: Tensor, multiples: Tensor, name: str | None) -> Tensor:
+    """TileDynamic(x, multiples): exported as TF's Tile, whose multiples are a tensor anyway."""
+    multiples = math_ops.cast(multiples, dtypes.int32) if multiples.dtype is not dtypes.int32 else multiples
+    known = array_ops.partial_shape(multiples)
+    dims = x.shape.as_tuple()
+    shape = TensorShape(None) if dims is None else TensorShape(
+        [None if d is None or m is None else d * m for d, m in zip(dims, known.as_tuple() or [None] * len(dims))])
+    return make_op("TileDynamic", [x, multiples], x.dtype, shape, name)
+
+
+registry.register_op("TileDynamic", lambda op, ctx: lambda x, m: np.tile(x, tuple(m.tolist())))
+
+
+@registry.register_gradient("TileDynamic")
+def _tile_dynamic_grad(op, grad):
+    """The gradient summed over the copies: grad reshaped to [m0, d0, m1, d1, ...], summed over the m axes."""
+    from tftk.ops.reduction_ops import reduce_sum
+    x, multiples = op.inputs
+    if x.shape.ndims is None:
+        raise ValueError(f"{op.name}: the gradient of a Tile with run-time multiples needs the input's rank")
+    interleaved = array_ops.reshape(array_ops.stack([multiples, array_ops.shape(x)], axis=1), [-1])
+    split = array_ops.reshape(grad, interleaved)
+    return [reduce_sum(split, axis=list(builtins.range(0, 2 * x.shape.ndims, 2))), None]
 
 
 def _bind_pad(op, ctx):
@@ -108,9 +136,14 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
     mode = mode.upper()
     if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
         raise ValueError(f"Unknown padding mode: {mode!r} (use CONSTANT, REFLECT or SYMMETRIC)")
+    if isinstance(paddings, (list, tuple)) and any(isinstance(p, Tensor) or isinstance(p, (list, tuple)) and any(
+            isinstance(q, Tensor) for q in p) for p in paddings):
+        paddings = convert_to_tensor(paddings, dtype=dtypes.int32)  # pairs holding tensors, packed as TF does
     static = constant_value(paddings) if isinstance(paddings, Tensor) else np.asarray(paddings)
     if static is None:
-        raise ValueError("Pad: paddings must be known when the graph is built")
+        if mode != "CONSTANT":
+            raise ValueError(f"MirrorPad: paddings must be known when the graph is built ({mode} mode)")
+        return _pad_dynamic(x, paddings, constant_values, name)
     dims = x.shape.as_tuple()
     op_type = "Pad" if mode == "CONSTANT" else "MirrorPad"
     if static.ndim != 2 or static.shape[1] != 2 or dims is not None and static.shape[0] != len(dims):
@@ -133,6 +166,36 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
     return make_op(op_type, [x], x.dtype, shape, name,
                    {"paddings": pads, "mode": mode, "constant_values": value.astype(x.dtype.as_numpy_dtype)
                     if x.dtype is not dtypes.string else value})
+
+
+def _pad_dynamic(x: Tensor, paddings: Tensor, constant_values: Any, name: str | None) -> Tensor:
+    """PadDynamic(x, paddings, value): exported as TF's PadV2, whose paddings are a tensor anyway."""
+    paddings = math_ops.cast(paddings, dtypes.int32) if paddings.dtype is not dtypes.int32 else paddings
+    value = convert_to_tensor(constant_values, dtype=x.dtype)
+    rank = x.shape.ndims
+    return make_op("PadDynamic", [x, paddings, value], x.dtype, TensorShape(None if rank is None else [None] * rank),
+                   name)
+
+
+def _bind_pad_dynamic(op, ctx):
+    def kernel(x, paddings, value):
+        if paddings.shape != (x.ndim, 2) or (paddings < 0).any():
+            from tftk.framework import errors
+            raise errors.InvalidArgumentError(None, op, f"paddings must be a non-negative matrix [{x.ndim}, 2], got "
+                                                        f"{paddings.tolist()}")
+        return np.pad(x, paddings.tolist(), constant_values=value.item())
+    return kernel
+
+
+registry.register_op("PadDynamic", _bind_pad_dynamic)
+
+
+@registry.register_gradient("PadDynamic")
+def _pad_dynamic_grad(op, grad):
+    from tftk.ops.slicing_ops import slice as slice_op
+    x, paddings = op.inputs[0], op.inputs[1]
+    begin = array_ops.reshape(slice_op(paddings, [0, 0], [-1, 1]), [-1])  # paddings[:, 0]: where x starts
+    return [slice_op(grad, begin, array_ops.shape(x)), None, None]
 
 
 @registry.register_gradient("Pad")
@@ -230,6 +293,10 @@ def _broadcast_to_grad(op, grad):
 def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:
     """`input` broadcast (numpy rules) to `shape`."""
     x = convert_to_tensor(input)
+    shape = array_ops.pack_shape_list(shape)
+    if isinstance(shape, Tensor) and constant_value(shape) is None:
+        return make_op("BroadcastLike", [x, math_ops.cast(shape, dtypes.int32)], x.dtype, array_ops.partial_shape(shape),
+                       name)
     target = tuple(static_ints(shape, "shape", "BroadcastTo")) if np.ndim(
         constant_value(shape) if isinstance(shape, Tensor) else shape) else ()
     dims = x.shape.as_tuple()

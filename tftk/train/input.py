@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from tftk.framework import dtypes
 from tftk.framework.ops import GraphKeys, Tensor, control_dependencies, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape, as_shape
-from tftk.ops.data_flow_ops import FIFOQueue, QueueBase, RandomShuffleQueue
+from tftk.ops.data_flow_ops import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue
 from tftk.train.queue_runner import QueueRunner, add_queue_runner
 from tftk.ops import math_ops
 from tftk.ops.array_ops import expand_dims, fill, identity
@@ -109,13 +109,18 @@ def _flatten(tensors: Any) -> tuple[list[Tensor], Any]:
     return [convert_to_tensor(tensors)], lambda out: out[0]
 
 
-def _shapes(tensors: list[Tensor], shapes: Any, enqueue_many: bool) -> list[TensorShape]:
+def _shapes(tensors: list[Tensor], shapes: Any, enqueue_many: bool, dynamic_pad: bool = False) -> list[TensorShape]:
+    """The example shapes a batching queue holds: fully defined, or with dynamic_pad of known rank."""
     if shapes is not None:
         result = [as_shape(s) for s in shapes]
     else:
         result = [t.shape[1:] if enqueue_many and t.shape.ndims else t.shape for t in tensors]
-    if not all(s.is_fully_defined() for s in result):
-        raise ValueError(f"All shapes must be fully defined to batch: {[str(s) for s in result]}; pass shapes=")
+    if dynamic_pad:
+        if any(s.ndims is None for s in result):
+            raise ValueError(f"dynamic_pad needs the rank of every tensor: {[str(s) for s in result]}; pass shapes=")
+    elif not all(s.is_fully_defined() for s in result):
+        raise ValueError(f"All shapes must be fully defined to batch: {[str(s) for s in result]}; pass shapes= "
+                         f"or dynamic_pad=True")
     return result
 
 
@@ -159,24 +164,21 @@ def _batch(queue_class: Any, tensors_list: Sequence[Any], batch_size: int, threa
     with name_scope(None, name):
         keep = _keep(keep_input, enqueue_many)
         queue = queue_class(capacity=capacity, dtypes=[t.dtype for t in first],
-                            shapes=_shapes(first, shapes, enqueue_many), **queue_args)
+                            shapes=_shapes(first, shapes, enqueue_many, queue_class is PaddingFIFOQueue),
+                            **queue_args)
         enqueues = [_enqueue(queue, flat, enqueue_many, keep) for flat, _ in flats]
         add_queue_runner(QueueRunner(queue, [op for op in enqueues for _ in range(threads_per_item)]))
         out = queue.dequeue_up_to(batch_size) if allow_smaller_final_batch else queue.dequeue_many(batch_size)
     return rebuild(out if isinstance(out, list) else [out])
 
 
-def _no_dynamic_pad(dynamic_pad: bool, fn: str) -> None:
-    if dynamic_pad:
-        raise NotImplementedError(f"tf.train.{fn}(dynamic_pad=True) is not supported: pad examples to one shape")
-
-
 def batch(tensors: Any, batch_size: int, num_threads: int = 1, capacity: int = 32, enqueue_many: bool = False,
           shapes: Any = None, dynamic_pad: bool = False, allow_smaller_final_batch: bool = False,
           shared_name: str | None = None, name: str | None = None) -> Any:
-    """Batches of `batch_size` examples in arrival order (a FIFOQueue filled by `num_threads` threads)."""
-    _no_dynamic_pad(dynamic_pad, "batch")
-    return _batch(FIFOQueue, [tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
+    """Batches of `batch_size` examples in arrival order (a FIFOQueue filled by `num_threads` threads;
+    with `dynamic_pad`, a PaddingFIFOQueue: examples may vary in size along dimensions of unknown size,
+    and each batch is padded with zeros to its largest)."""
+    return _batch(PaddingFIFOQueue if dynamic_pad else FIFOQueue, [tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
                   allow_smaller_final_batch, name or "batch", shared_name=shared_name)
 
 
@@ -194,8 +196,7 @@ def batch_join(tensors_list: Sequence[Any], batch_size: int, capacity: int = 32,
                shapes: Any = None, dynamic_pad: bool = False, allow_smaller_final_batch: bool = False,
                shared_name: str | None = None, name: str | None = None) -> Any:
     """Batches mixing several sources: one thread enqueues each structure of `tensors_list`."""
-    _no_dynamic_pad(dynamic_pad, "batch_join")
-    return _batch(FIFOQueue, tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
+    return _batch(PaddingFIFOQueue if dynamic_pad else FIFOQueue, tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
                   allow_smaller_final_batch, name or "batch_join", shared_name=shared_name)
 
 
@@ -214,8 +215,7 @@ def maybe_batch(tensors: Any, keep_input: Any, batch_size: int, num_threads: int
                 allow_smaller_final_batch: bool = False, shared_name: str | None = None,
                 name: str | None = None) -> Any:
     """`batch` of only the examples `keep_input` selects (a scalar bool, or one per example with enqueue_many)."""
-    _no_dynamic_pad(dynamic_pad, "maybe_batch")
-    return _batch(FIFOQueue, [tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
+    return _batch(PaddingFIFOQueue if dynamic_pad else FIFOQueue, [tensors], batch_size, num_threads, capacity, enqueue_many, shapes,
                   allow_smaller_final_batch, name or "batch", keep_input, shared_name=shared_name)
 
 
@@ -224,8 +224,7 @@ def maybe_batch_join(tensors_list: Sequence[Any], keep_input: Any, batch_size: i
                      allow_smaller_final_batch: bool = False, shared_name: str | None = None,
                      name: str | None = None) -> Any:
     """`batch_join` of only the examples `keep_input` selects."""
-    _no_dynamic_pad(dynamic_pad, "maybe_batch_join")
-    return _batch(FIFOQueue, tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
+    return _batch(PaddingFIFOQueue if dynamic_pad else FIFOQueue, tensors_list, batch_size, 1, capacity, enqueue_many, shapes,
                   allow_smaller_final_batch, name or "batch_join", keep_input, shared_name=shared_name)
 
 

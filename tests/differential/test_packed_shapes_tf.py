@@ -1,0 +1,36 @@
+"""Shapes given as Python lists holding tensors (`tf.ones([n, 2])`, `tf.reshape(x, [n, -1])`): TF packs
+them into one shape tensor and infers the static shape from the entries it knows; tftk gives the same
+values and the same static shapes, against real TensorFlow. Run-time values reach random shapes,
+tile multiples, broadcast shapes, paddings and slice sizes; tftk still needs build-time values for
+one_hot's depth, eye's size and the bounds of `x[a:b]` (each a one-line error)."""
+
+from tests.differential.op_tables import Row, table_tests
+
+BODY = """
+n = tf.placeholder_with_default(2, [])
+y = {expr}
+fetch = {{'y': y, 'static': tf.constant(str(y.shape))}}
+"""
+EXPRS = {
+    "ones": "tf.ones([n, 2])",
+    "zeros_tuple_int64": "tf.zeros((3, n), tf.int64)",
+    "reshape_inferred": "tf.reshape(tf.range(6), [n, -1])",
+    "reshape_known_last": "tf.reshape(tf.range(6.0), [-1, n, 3])",
+    "fill_packed": "tf.fill([n, 1, 2], 7)",
+    "ones_nested_product": "tf.ones([n * 2, n])",
+    "random_uniform": "tf.shape(tf.random_uniform([n, 3]))",
+    "random_normal": "tf.shape(tf.random_normal([2, n], seed=1))",
+    "truncated_normal": "tf.shape(tf.truncated_normal([n, n]))",
+    "tile": "tf.tile(tf.ones([1, 2]), [n, 1])",
+    "slice": "tf.slice(tf.reshape(tf.range(12), [4, 3]), [1, 0], [n, -1])",
+    "broadcast_to": "tf.broadcast_to(tf.range(3), [n, 3])",
+    "pad": "tf.pad(tf.ones([2, 2]), [[0, n], [n, 0]])",
+    "placeholder_default": "tf.placeholder_with_default(tf.zeros([n, 2]), [None, 2])",
+    "expand_tile_zeros_like": "tf.zeros_like(tf.ones([n, 4]))",
+    "sequence_mask": "tf.sequence_mask([1, 2], n + 1)",
+    "stack_shape_reshape": "tf.reshape(tf.range(6), tf.stack([n, 3]))",
+    "concat_shape": "tf.zeros(tf.concat([[n], [2]], 0))",
+}
+ROWS = [Row(name, BODY.format(expr=expr)) for name, expr in EXPRS.items()]
+
+results, test_tftk_agrees_with_tensorflow = table_tests("packed_shapes", ROWS)
