@@ -45,7 +45,7 @@ class BuildExt(build_ext):
         if not isinstance(ext, KernelModule):
             super().build_extension(ext)
             return
-        target = Path(self.get_ext_fullpath(ext.name))
+        target = Path(self.get_ext_fullpath(ext.name)).resolve()  # the child runs elsewhere
         _remove_kernel_modules(target.parent)  # a build folder kept from an earlier build may hold one
         if os.environ.get("TFTK_BUILD_KERNELS", "1") == "0":
             print("tftk: TFTK_BUILD_KERNELS=0: ahead-of-time kernels not built", file=sys.stderr)
@@ -59,6 +59,11 @@ class BuildExt(build_ext):
                    PYTHONDONTWRITEBYTECODE="1")  # no .pyc files of the build's own imports in the wheel
         done = subprocess.run([sys.executable, "-m", "tftk.kernels.aot_build", "--dir", str(target.parent),
                                "--numba-cache-fallback"], cwd=sources, env=env)
+        if done.returncode == 0 and not self.editable_mode:
+            # pycc compiles a kernel's callees through their Numba dispatchers, which cache them
+            # beside the sources: of no use to the module, they stay out of the wheel
+            for cached in (sources / "tftk" / "kernels" / "__pycache__").glob("*.nb[ic]"):
+                cached.unlink()
         if done.returncode not in (0, 2):  # 2: aot_build has said why in one line
             print("tftk: installing without the ahead-of-time kernels: kernels compile with Numba on first use",
                   file=sys.stderr)

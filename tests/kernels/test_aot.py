@@ -67,6 +67,22 @@ def _axpy(a, x, y):  # what the generated caller wraps (its parameters are read,
     return a * x + y
 
 
+def test_a_kernel_called_through_the_module_pickles_by_reference(monkeypatch):
+    import pickle
+
+    from tftk.kernels import elementwise
+
+    kernel = jit.registered("tftk.kernels.elementwise:_relu_grad")
+    monkeypatch.setattr(elementwise, "_relu_grad", kernel)  # as before its first call
+    monkeypatch.setattr(kernel, "_call", kernel._first_call)
+    monkeypatch.setattr(aot, "exports", lambda name: {((np.dtype("<f4"), 2),) * 3: lambda g, y, out: None})
+    g = np.ones((2, 2), np.float32)
+    kernel(g, g, g)
+    generated = elementwise._relu_grad
+    assert generated is not kernel and generated.__module__ == "tftk.kernels.elementwise"
+    assert pickle.loads(pickle.dumps(generated)) is generated
+
+
 @pytest.mark.parametrize("args, runs", [
     ((np.float32(2), np.ones(3, np.float32), np.ones(3, np.float32)), "scalar f4"),
     ((2, np.ones(3, np.float32), np.ones(3, np.float32)), "scalar i8"),

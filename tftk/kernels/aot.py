@@ -229,5 +229,7 @@ def caller(py_func: Callable, versions: dict[tuple, Callable], fallback: Callabl
     lines.append(f"    return __fallback({arguments}) if __function is None else __function({arguments})")
     exec("\n".join(lines), namespace)  # noqa: S102 - code built above from the signature table only
     generated = namespace[py_func.__name__]
-    generated.__qualname__, generated.__doc__ = py_func.__qualname__, py_func.__doc__
+    # named as the kernel, in its module (where jit.Kernel puts it): pickled by reference as the kernel is
+    generated.__module__, generated.__qualname__, generated.__doc__ = py_func.__module__, py_func.__qualname__, \
+        py_func.__doc__
     return generated
