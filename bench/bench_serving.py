@@ -12,7 +12,8 @@ scheduler, while CPU per request says what one request costs the server; so is w
 request (it shares the machine's cores with the server). --stage-times starts the servers with
 `tftk serve --stage-times` and splits the server's CPU per request by stage (HTTP, JSON decode,
 batch hand-off, Session.run, ...); --scheduler-slice-micros 0 runs the servers with the kernel's
-default slice (to compare tail latencies with and without tftk serve's short one). Needs `wrk` (apt-get install wrk) and the serve extra.
+default slice (to compare tail latencies with and without tftk serve's short one). Needs `wrk`
+(apt-get install wrk) and the serve extra.
 Loopback only; every wrk run is bounded by --duration.
 """
 
@@ -44,7 +45,8 @@ def train(run: Path, config: str) -> None:
                     "results_root=" + str(run.parent)], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
 
 
-def start_server(run: Path, port: int, batching: Path | None, stage_times: bool, slice_micros: int | None) -> subprocess.Popen:
+def start_server(run: Path, port: int, batching: Path | None, stage_times: bool,
+                 slice_micros: int | None) -> subprocess.Popen:
     command = [sys.executable, "-c", "from tftk.cli import main; main()", "serve", "--result-dir", str(run),
                "--model-name", "m", "--rest-api-port", str(port), "--port", "0", "--access-log", ""]
     if slice_micros is not None:
