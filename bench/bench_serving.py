@@ -11,7 +11,9 @@ threads, from /proc) is shown: on a loaded machine wall-clock rates mostly measu
 scheduler, while CPU per request says what one request costs the server; so is wrk's own CPU per
 request (it shares the machine's cores with the server). --stage-times starts the servers with
 `tftk serve --stage-times` and splits the server's CPU per request by stage (HTTP, JSON decode,
-batch hand-off, Session.run, ...). Needs `wrk` (apt-get install wrk) and the serve extra.
+batch hand-off, Session.run, ...); --scheduler-slice-micros 0 runs the servers with the kernel's
+default slice (to compare tail latencies with and without tftk serve's short one). Needs `wrk`
+(apt-get install wrk) and the serve extra.
 Loopback only; every wrk run is bounded by --duration.
 """
 
@@ -43,9 +45,12 @@ def train(run: Path, config: str) -> None:
                     "results_root=" + str(run.parent)], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
 
 
-def start_server(run: Path, port: int, batching: Path | None, stage_times: bool) -> subprocess.Popen:
+def start_server(run: Path, port: int, batching: Path | None, stage_times: bool,
+                 slice_micros: int | None) -> subprocess.Popen:
     command = [sys.executable, "-c", "from tftk.cli import main; main()", "serve", "--result-dir", str(run),
                "--model-name", "m", "--rest-api-port", str(port), "--port", "0", "--access-log", ""]
+    if slice_micros is not None:
+        command += ["--scheduler-slice-micros", str(slice_micros)]
     if stage_times:
         command.append("--stage-times")
     if batching is not None:
@@ -118,6 +123,8 @@ def main() -> None:
     parser.add_argument("--max-batch-size", type=int, default=64)
     parser.add_argument("--batch-timeout-micros", type=int, default=5000)
     parser.add_argument("--stage-times", action="store_true", help="split the server's CPU per request by stage")
+    parser.add_argument("--scheduler-slice-micros", type=int, default=None,
+                        help="the servers' --scheduler-slice-micros (default: theirs; 0: the kernel's slice)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk not found: apt-get install wrk")
@@ -139,8 +146,8 @@ def main() -> None:
             train(run, config)
             script = work / f"{name}.lua"
             script.write_text(_LUA.format(body=json.dumps({"instances": [example]})))
-            servers = {False: start_server(run, 18701, None, args.stage_times),
-                       True: start_server(run, 18702, batching, args.stage_times)}
+            servers = {False: start_server(run, 18701, None, args.stage_times, args.scheduler_slice_micros),
+                       True: start_server(run, 18702, batching, args.stage_times, args.scheduler_slice_micros)}
             try:
                 for clients in args.clients:
                     rounds = {False: [], True: []}
@@ -164,7 +171,9 @@ def main() -> None:
                     process.send_signal(signal.SIGTERM)
                     process.wait(30)
     print(f"\nmedians of {args.repeats} interleaved {args.duration} s wrk runs; max_batch_size {args.max_batch_size}, "
-          f"batch_timeout_micros {args.batch_timeout_micros}; load at end {os.getloadavg()[0]:.1f}")
+          f"batch_timeout_micros {args.batch_timeout_micros}; scheduler slice "
+          f"{'default' if args.scheduler_slice_micros is None else args.scheduler_slice_micros}; "
+          f"load at end {os.getloadavg()[0]:.1f}")
     print("\n| model | clients | batching | req/s | p50 ms | p99 ms | server CPU us/req | wrk CPU us/req | non-2xx "
           "| batched/unbatched req/s | unbatched/batched CPU |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

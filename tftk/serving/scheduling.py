@@ -7,7 +7,7 @@ of a SCHED_OTHER thread, no privilege needed): its virtual deadlines come sooner
 when it wakes, and it is preempted sooner too. Its share of the CPU is unchanged (EEVDF stays fair by
 lag), so this costs other processes nothing but a few more context switches. Measured on the 2-core
 shared machine at load ~7 (MLP, batching on, 8 clients): p99 4.3-5.2 ms with a 100 us slice against
-6.1-8.5 ms with the default.
+6.1-8.5 ms with the default; at load 15-17 the slice made no measurable difference (p99 35-52 ms).
 
 Best effort: elsewhere (other kernels or systems, other architectures) nothing changes and
 `request_slice` says so by returning False; older Linux kernels ignore the field.
