@@ -18,7 +18,15 @@ where they beat one thread by a margin, and the other count is measured again (a
 short when it collapses) after a wait that doubles while it keeps losing (`RETRY_SECONDS` up to
 `RETRY_MAX_SECONDS`), so a 2-thread step that collapses is retried rarely, and one that recovers is
 found again within seconds. The first run of a plan (compilation)
-is not counted. Under load the wall time of a step is the CPU share the scheduler gives it: TF's
+is not counted.
+
+Where a 2-thread step's CPU time goes (LeNet, `bench_training.py cnn64`, 2 cores): OpenBLAS's
+helper thread spins after every call it shares until its timeout (2^28 cycles, ~0.1 s), so through
+the whole step: forced to 2 threads, 32-48 ms of CPU per 15-24 ms step, 20 ms with
+`OPENBLAS_THREAD_TIMEOUT=4` (which OpenBLAS reads only when it loads, before tftk can set it).
+Numba's pool does no work in these steps (no parallel kernel runs). The products are split too
+finely to gain: the Winograd layers make 64 small sgemms per kernel, each split in two and ended
+by a barrier, and the 16->32 forward ran slower on two threads than on one. Under load the wall time of a step is the CPU share the scheduler gives it: TF's
 two runnable threads get two shares where one thread gets one, which no thread count here wins back
 (a 2-thread step that stalls at barriers gets less than one). Tried and not kept, measured on the
 RNN products (128x156x512 and its gradients): OpenBLAS's `OPENBLAS_THREAD_TIMEOUT=4` (threads sleep
