@@ -38,9 +38,8 @@ _OWN_ATTRS: dict[str, Callable[[dict], dict]] = {
 }
 # Op types the signature does not give enough to rebuild, and why.
 UNSUPPORTED: dict[str, str] = {
-    "TensorArrayGather": "TF1's pre-V3 TensorArray ops are not rebuilt (tftk reads TensorArray*V3)",
-    "TensorArrayScatter": "TF1's pre-V3 TensorArray ops are not rebuilt (tftk reads TensorArray*V3)",
-    "TensorArraySize": "TF1's pre-V3 TensorArray ops are not rebuilt (tftk reads TensorArray*V3)",
+    "TensorArrayScatter": "TF1's pre-V3 TensorArrayScatter does not say whether the array may grow "
+                          "(tftk reads TensorArrayScatterV3)",
     "TileGrad": "TF's deprecated TileGrad(input, multiples) is not rebuilt (TF's Tile gradient is Reshape + Sum)",
 }
 # String attrs tftk's kernels take as bytes (an AttrValue's string decodes to str).
@@ -73,7 +72,7 @@ def _output_specs(signature: dict, attrs: dict, name: str) -> list:
             continue
         dtype = attrs.get(type_attr) if type_attr else _fixed_dtype(fixed)
         if not isinstance(dtype, dtypes.DType):
-            raise UnsupportedNodeError(f"node {name!r}: output {arg!r} is a {dtype!r} handle, which tftk does not "
+            raise UnsupportedNodeError(f"node {name!r} ({signature['op']}): output {arg!r} is a {dtype!r} handle, which tftk does not "
                                        f"rebuild from TF's signature (queues, readers, iterators)")
         out.extend([dtype] * (int(attrs[number_attr]) if number_attr else 1))
     return out
@@ -151,7 +150,7 @@ def signature_builder(node: Any) -> Callable | None:
         if constructor is not None:
             return constructor(list(inputs), attrs, name)
         tensors, folded = _tftk_inputs(node.op, signature, inputs, name)
-        types = _output_specs(signature, attrs, name)
+        types = _output_specs(dict(signature, op=node.op), attrs, name)
         own = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()}
         own.update(folded)
         if node.op in _OWN_ATTRS:
