@@ -125,3 +125,33 @@ def test_tensorflow_written_graph_imports_and_gives_tensorflows_values(tensorflo
         return
     assert np.asarray(got).dtype == expected.dtype and np.shape(got) == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+_FRESH = """
+import json, sys
+import numpy as np
+import tftk as tf
+from tftk.proto.tensorflow import GraphDef
+graph_def = GraphDef()
+graph_def.ParseFromString(open(sys.argv[1], "rb").read())
+with tf.Graph().as_default() as graph:
+    tf.import_graph_def(graph_def, name="")
+    value = np.asarray(tf.Session().run(graph.get_tensor_by_name(sys.argv[2]))).tolist()
+    print(json.dumps(value, default=lambda b: b.decode("latin-1")))
+"""
+
+
+@pytest.mark.parametrize("name", ["sparse_to_dense", "hash_bucket_fast", "string_join_substr"])
+def test_a_fresh_process_imports_op_types_no_module_has_registered_yet(tensorflow_graphs, name, tmp_path):
+    """tftk registers op types when their API module is imported; importing a file comes first."""
+    import json
+    import subprocess
+    import sys
+    out = tensorflow_graphs[name].outputs
+    (tmp_path / "graph.pb").write_bytes(out["graph"].item())
+    proc = subprocess.run([sys.executable, "-c", _FRESH, str(tmp_path / "graph.pb"), str(out["name"])],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    expected = out["value"].tolist()
+    assert got == expected

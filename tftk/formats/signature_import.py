@@ -16,6 +16,9 @@ the `_tftk_*` marks export adds, i.e. from a file TensorFlow wrote:
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -128,14 +131,29 @@ def attrs_from_inputs(op_type: str, inputs: Sequence[Tensor], used: Sequence[int
     return folded
 
 
+@functools.cache
+def _register_every_op_type() -> None:
+    """Import every module that registers op types: tftk imports them lazily (with the API that
+    builds them), and a graph from a file may use a type before anything built one."""
+    for package in ("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.feature_column"):
+        module = importlib.import_module(package)
+        for info in pkgutil.walk_packages(module.__path__, package + "."):
+            try:
+                importlib.import_module(info.name)
+            except ImportError:  # an optional extra not installed: its op types stay unknown
+                continue
+
+
 def signature_builder(node: Any) -> Callable | None:
     """A builder for `node` from TF's signature of its op type, or None when tftk does not
     register the type or TF's signature of it is unknown."""
     from tftk.formats.op_signatures import _signatures
     from tftk.framework import registry
     signature = _signatures().get(node.op)
-    if signature is None or registry.find(node.op) is None or registry.find(node.op).kernel is None \
-            and registry.find(node.op).inline is None:
+    if signature is not None and registry.find(node.op) is None:
+        _register_every_op_type()
+    kind = registry.find(node.op)
+    if signature is None or kind is None or kind.kernel is None and kind.inline is None:
         return None
     shapes = None
     if "_output_shapes" in node.attr:
