@@ -6,7 +6,7 @@ the `_tftk_*` marks export adds, i.e. from a file TensorFlow wrote:
 
 - inputs: TF's args in TF's order. Where tftk keeps a TF input as a build-time attr (Cumsum's
   axis, TopKV2's k, Pad's paddings) the input must be constant; it is folded with the importer's
-  `_static` and stored under the attr's name (`_ATTR_FOR_INPUT` renames, as export does).
+  `_static` and stored under the attr's name (`ATTR_FOR_INPUT` renames, as export does).
 - attrs: TF's attrs as tftk stores them (lists as tuples); a few op types whose tftk form has
   attrs TF lacks get them from `_OWN_ATTRS`.
 - outputs: dtypes from the signature's output args (type attr, fixed type, number or type-list
@@ -26,12 +26,11 @@ import numpy as np
 from tftk.framework import dtypes
 from tftk.framework.ops import Tensor, get_default_graph
 from tftk.formats.op_table import UnsupportedNodeError, _static
+from tftk.formats.op_signatures import ATTR_ALIASES, ATTR_FOR_INPUT
 from tftk.ops.array_function import function_attrs
 
 __all__ = ["signature_builder", "as_bytes_where_needed", "attrs_from_inputs", "UNSUPPORTED"]
 
-# TF's input arg -> the tftk attr that holds it, where the names differ (as export writes them).
-_ATTR_FOR_INPUT = {"dim": "axis", "reduction_indices": "axis", "dimension": "axis"}
 
 # Op types whose tftk form has attrs TF does not write: (TF attrs, folded inputs) -> those attrs.
 _OWN_ATTRS: dict[str, Callable[[dict], dict]] = {
@@ -44,6 +43,11 @@ UNSUPPORTED: dict[str, str] = {
     "TensorArrayScatter": "TF1's pre-V3 TensorArrayScatter does not say whether the array may grow "
                           "(tftk reads TensorArrayScatterV3)",
     "TileGrad": "TF's deprecated TileGrad(input, multiples) is not rebuilt (TF's Tile gradient is Reshape + Sum)",
+    "StringNGrams": "tftk's StringNGrams takes a dense batch of token rows, not TF's ragged (data, data_splits)",
+    "UnicodeEncode": "tftk's UnicodeEncode takes a dense batch of code point rows, not TF's ragged "
+                     "(input_values, input_splits)",
+    "MaxPoolGradGrad": "tftk's MaxPoolGradGrad takes the forward pool's argmax, not TF's (orig_input, orig_output)",
+    "CropAndResizeGradImage": "tftk's CropAndResizeGradImage takes the image, not TF's image_size",
 }
 # String attrs tftk's kernels take as bytes (an AttrValue's string decodes to str).
 _BYTES_ATTRS: dict[str, tuple[str, ...]] = {
@@ -110,7 +114,7 @@ def _tftk_inputs(op_type: str, signature: dict, inputs: Sequence[Tensor], name: 
         tftk_name = next((n for n in (arg, *_INPUT_ALIASES.get(arg, ())) if n in declared), None) \
             if declared is not None else (None if arg in kept_as_attrs else arg)
         if tftk_name is None:
-            attrs[_ATTR_FOR_INPUT.get(arg, arg)] = _attr_value(np.asarray(_static(taken[0], name, arg)))
+            attrs[ATTR_FOR_INPUT.get(arg, arg)] = _attr_value(np.asarray(_static(taken[0], name, arg)))
         else:
             tensors[tftk_name] = taken
     order = declared if declared is not None else list(tensors)
@@ -127,7 +131,7 @@ def attrs_from_inputs(op_type: str, inputs: Sequence[Tensor], used: Sequence[int
     folded = {}
     for arg, start, size in _tensor_positions(op_type, _signatures()[op_type], len(inputs)):
         if size == 1 and start not in used:
-            folded[_ATTR_FOR_INPUT.get(arg, arg)] = _attr_value(np.asarray(_static(inputs[start], name, arg)))
+            folded[ATTR_FOR_INPUT.get(arg, arg)] = _attr_value(np.asarray(_static(inputs[start], name, arg)))
     return folded
 
 
@@ -169,7 +173,7 @@ def signature_builder(node: Any) -> Callable | None:
             return constructor(list(inputs), attrs, name)
         tensors, folded = _tftk_inputs(node.op, signature, inputs, name)
         types = _output_specs(dict(signature, op=node.op), attrs, name)
-        own = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()}
+        own = {ATTR_ALIASES.get(k, k): tuple(v) if isinstance(v, list) else v for k, v in attrs.items()}
         own.update(folded)
         if node.op in _OWN_ATTRS:
             own.update(_OWN_ATTRS[node.op](own))
@@ -212,7 +216,22 @@ def _pad(x: Sequence[Tensor], a: dict, name: str):
     return pad(x[0], _static(x[1], name, "paddings"), mode=a.get("mode", "CONSTANT"), name=name)
 
 
+def _reduce_join(x: Sequence[Tensor], a: dict, name: str):
+    from tftk.ops.string_ops import reduce_join
+    axis = np.atleast_1d(_static(x[1], name, "reduction_indices")).tolist()
+    return reduce_join(x[0], axis=axis, keep_dims=a.get("keep_dims", False), separator=a.get("separator", ""),
+                       name=name)
+
+
+def _decode_csv(x: Sequence[Tensor], a: dict, name: str):
+    from tftk.ops.io_ops import decode_csv
+    return decode_csv(x[0], list(x[1:]), field_delim=a.get("field_delim", ","),
+                      use_quote_delim=a.get("use_quote_delim", True), na_value=a.get("na_value", ""),
+                      select_cols=a.get("select_cols") or None, name=name)
+
+
 # Op types built by tftk's constructor (static shapes, tftk's attrs) rather than from the signature.
 CONSTRUCTORS: dict[str, Callable] = {
-    "OneHot": _one_hot, "AsString": _as_string, "Pad": _pad, "MirrorPad": _pad, "NonMaxSuppression": _suppression, "NonMaxSuppressionWithOverlaps": _suppression,
+    "OneHot": _one_hot, "AsString": _as_string, "Pad": _pad, "MirrorPad": _pad,
+    "ReduceJoin": _reduce_join, "DecodeCSV": _decode_csv, "NonMaxSuppression": _suppression, "NonMaxSuppressionWithOverlaps": _suppression,
 }
