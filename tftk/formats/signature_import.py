@@ -29,7 +29,7 @@ from tftk.formats.op_table import UnsupportedNodeError, _static
 from tftk.formats.op_signatures import ATTR_ALIASES, ATTR_FOR_INPUT
 from tftk.ops.array_function import function_attrs
 
-__all__ = ["signature_builder", "as_bytes_where_needed", "attrs_from_inputs", "UNSUPPORTED"]
+__all__ = ["signature_builder", "import_op_modules", "OP_PACKAGES", "as_bytes_where_needed", "attrs_from_inputs", "UNSUPPORTED"]
 
 
 # Op types whose tftk form has attrs TF does not write: (TF attrs, folded inputs) -> those attrs.
@@ -135,17 +135,26 @@ def attrs_from_inputs(op_type: str, inputs: Sequence[Tensor], used: Sequence[int
     return folded
 
 
-@functools.cache
-def _register_every_op_type() -> None:
-    """Import every module that registers op types: tftk imports them lazily (with the API that
-    builds them), and a graph from a file may use a type before anything built one."""
-    for package in ("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.feature_column"):
+# The packages whose modules register op types, imported lazily with the API that builds them.
+OP_PACKAGES = ("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.debug", "tftk.feature_column")
+
+
+def import_op_modules(packages: Sequence[str] = OP_PACKAGES) -> None:
+    """Import every module of `packages`, so the op types they register are known (modules of an
+    optional extra that is not installed are left out)."""
+    for package in packages:
         module = importlib.import_module(package)
         for info in pkgutil.walk_packages(module.__path__, package + "."):
             try:
                 importlib.import_module(info.name)
-            except ImportError:  # an optional extra not installed: its op types stay unknown
+            except ImportError:
                 continue
+
+
+@functools.cache
+def _register_every_op_type() -> None:
+    """Once per process: a graph from a file may use an op type before anything built one."""
+    import_op_modules()
 
 
 def signature_builder(node: Any) -> Callable | None:
