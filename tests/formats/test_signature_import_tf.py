@@ -187,3 +187,52 @@ def test_a_fresh_process_imports_op_types_no_module_has_registered_yet(tensorflo
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     expected = out["value"].tolist()
     assert got == expected
+
+
+OPTIMIZERS = {  # TF1 optimizer over a ref variable with a sparse (gather) gradient -> its SparseApply* op
+    "SparseApplyMomentum": "tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True)",
+    "SparseApplyAdagrad": "tf.train.AdagradOptimizer(0.2)",
+    "SparseApplyRMSProp": "tf.train.RMSPropOptimizer(0.05, momentum=0.5)",
+    "SparseApplyCenteredRMSProp": "tf.train.RMSPropOptimizer(0.05, momentum=0.5, centered=True)",
+    "SparseApplyFtrl": "tf.train.FtrlOptimizer(0.3, l1_regularization_strength=0.01)",
+    "SparseApplyFtrlV2": "tf.train.FtrlOptimizer(0.3, l2_shrinkage_regularization_strength=0.1)",
+    "SparseApplyAdadelta": "tf.train.AdadeltaOptimizer(1.0)",
+    "SparseApplyProximalAdagrad": "tf.train.ProximalAdagradOptimizer(0.2, l1_regularization_strength=0.01)",
+    "SparseApplyProximalGradientDescent": "tf.train.ProximalGradientDescentOptimizer(0.2, l2_regularization_strength=0.1)",
+}
+
+_TRAIN = """
+v = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3) / 10.0, name="v")
+loss = tf.reduce_sum(tf.sin(tf.gather(v, [0, 2, 2])))
+train = {optimizer}.minimize(loss, name="train")
+init = tf.global_variables_initializer()
+with tf.Session() as sess:
+    sess.run(init)
+    sess.run(train)
+    sess.run(train)
+    value = sess.run(v)
+outputs = {{"value": value, "graph": np.array(tf.get_default_graph().as_graph_def().SerializeToString()),
+           "init": np.array(init.name), "types": np.array(sorted({{op.type for op in tf.get_default_graph().get_operations()}}))}}
+"""
+
+
+@pytest.fixture(scope="module")
+def tensorflow_training_graphs():
+    return run_in_tf({op: (_TRAIN.format(optimizer=optimizer), {}) for op, optimizer in OPTIMIZERS.items()})
+
+
+@pytest.mark.parametrize("op_type", sorted(OPTIMIZERS))
+def test_tensorflow_sparse_optimizer_step_imports_and_trains_as_tensorflow(tensorflow_training_graphs, op_type):
+    out = tensorflow_training_graphs[op_type].outputs
+    assert out is not None, tensorflow_training_graphs[op_type].message
+    assert op_type in set(out["types"].tolist())
+    graph_def = GraphDef()
+    graph_def.ParseFromString(out["graph"].item())
+    with tf.Graph().as_default() as graph:
+        tf.import_graph_def(graph_def, name="")
+        with tf.Session() as sess:
+            sess.run(graph.get_operation_by_name(str(out["init"])))
+            for _ in range(2):
+                sess.run(graph.get_operation_by_name("train"))
+            got = sess.run(graph.get_tensor_by_name("v:0"))
+    np.testing.assert_allclose(got, out["value"], rtol=1e-5, atol=1e-6)
