@@ -117,6 +117,9 @@ ROWS = {  # name -> (TF1 expression for y, the op types it must contain)
                  + ", 2), depth_radius=2)", {"LRNGrad"}),
     "random_gamma_grad": ("tf.raw_ops.RandomGammaGrad(alpha=tf.constant([1.5, 3.0]), sample=tf.constant([0.7, 2.0]))",
                           {"RandomGammaGrad"}),
+    "non_max_suppression": ("tf.raw_ops.NonMaxSuppression(boxes=[[0.0, 0.0, 1.0, 1.0], [0.0, 0.1, 1.0, 1.1], "
+                            "[0.0, 2.0, 1.0, 3.0]], scores=[0.9, 0.8, 0.7], max_output_size=3, iou_threshold=0.5)",
+                            {"NonMaxSuppression"}),
     "summaries": ("tf.summary.merge([tf.summary.scalar('loss', tf.constant(1.5)), tf.summary.scalar('acc', 0.25)])",
                   {"ScalarSummary", "MergeSummary"}),
 }

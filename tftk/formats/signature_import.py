@@ -29,7 +29,8 @@ from tftk.formats.op_table import UnsupportedNodeError, _static
 from tftk.formats.op_signatures import ATTR_ALIASES, ATTR_FOR_INPUT
 from tftk.ops.array_function import function_attrs
 
-__all__ = ["signature_builder", "import_op_modules", "OP_PACKAGES", "as_bytes_where_needed", "attrs_from_inputs", "UNSUPPORTED"]
+__all__ = ["signature_builder", "import_op_modules", "OP_PACKAGES", "as_bytes_where_needed", "attrs_from_inputs",
+           "UNSUPPORTED"]
 
 
 # Op types whose tftk form has attrs TF does not write: (TF attrs, folded inputs) -> those attrs.
@@ -79,8 +80,8 @@ def _output_specs(signature: dict, attrs: dict, name: str) -> list:
             continue
         dtype = attrs.get(type_attr) if type_attr else _fixed_dtype(fixed)
         if not isinstance(dtype, dtypes.DType):
-            raise UnsupportedNodeError(f"node {name!r} ({signature['op']}): output {arg!r} is a {dtype!r} handle, which tftk does not "
-                                       f"rebuild from TF's signature (queues, readers, iterators)")
+            raise UnsupportedNodeError(f"node {name!r} ({signature['op']}): output {arg!r} is a {dtype!r} handle, "
+                                       f"which tftk does not rebuild from TF's signature (queues, readers, iterators)")
         out.extend([dtype] * (int(attrs[number_attr]) if number_attr else 1))
     return out
 
@@ -91,7 +92,7 @@ def _fixed_dtype(enum: int) -> Any:
     return named if named in ("resource", "variant") or isinstance(named, int) else dtypes.as_dtype(named)
 
 
-def _tensor_positions(op_type: str, signature: dict, count: int) -> list[tuple[str, int, int]]:
+def _tensor_positions(signature: dict, count: int) -> list[tuple[str, int, int]]:
     """(TF arg, start, size) of each TF input arg among the node's `count` inputs."""
     from tftk.formats.op_signatures import _arity
     args = signature["inputs"]
@@ -109,7 +110,7 @@ def _tftk_inputs(op_type: str, signature: dict, inputs: Sequence[Tensor], name: 
     kept_as_attrs = ATTR_INPUTS.get(op_type, ())
     tensors: dict[str, list] = {}
     attrs: dict = {}
-    for arg, start, size in _tensor_positions(op_type, signature, len(inputs)):
+    for arg, start, size in _tensor_positions(signature, len(inputs)):
         taken = list(inputs[start:start + size])
         tftk_name = next((n for n in (arg, *_INPUT_ALIASES.get(arg, ())) if n in declared), None) \
             if declared is not None else (None if arg in kept_as_attrs else arg)
@@ -129,7 +130,7 @@ def attrs_from_inputs(op_type: str, inputs: Sequence[Tensor], used: Sequence[int
     tftk's build-time attrs), folded: tftk's own form cannot always write them as attrs."""
     from tftk.formats.op_signatures import _signatures
     folded = {}
-    for arg, start, size in _tensor_positions(op_type, _signatures()[op_type], len(inputs)):
+    for arg, start, size in _tensor_positions(_signatures()[op_type], len(inputs)):
         if size == 1 and start not in used:
             folded[ATTR_FOR_INPUT.get(arg, arg)] = _attr_value(np.asarray(_static(inputs[start], name, arg)))
     return folded
@@ -205,8 +206,9 @@ def _suppression(x: Sequence[Tensor], a: dict, name: str):
     ops also output the selected scores and their count, TF's only the indices."""
     from tftk.ops.array_function import array_op
     from tftk.framework.constant_op import constant
-    inputs = list(x) if len(x) == 5 else [*x, constant(a["iou_threshold"], dtypes.float32, name=f"{name}/iou_threshold"),
-                                          constant(float("-inf"), dtypes.float32, name=f"{name}/score_threshold")]
+    inputs = list(x) if len(x) == 5 else [
+        *x, constant(a["iou_threshold"], dtypes.float32, name=f"{name}/iou_threshold"),
+        constant(float("-inf"), dtypes.float32, name=f"{name}/score_threshold")]
     op_type = "NonMaxSuppressionWithOverlaps" if len(x) == 5 else "NonMaxSuppression"
     return array_op(op_type, inputs, [(dtypes.int32, [None]), (x[1].dtype, [None]), (dtypes.int32, [])], name,
                     {"pad": False})[0]
@@ -242,5 +244,6 @@ def _decode_csv(x: Sequence[Tensor], a: dict, name: str):
 # Op types built by tftk's constructor (static shapes, tftk's attrs) rather than from the signature.
 CONSTRUCTORS: dict[str, Callable] = {
     "OneHot": _one_hot, "AsString": _as_string, "Pad": _pad, "MirrorPad": _pad,
-    "ReduceJoin": _reduce_join, "DecodeCSV": _decode_csv, "NonMaxSuppression": _suppression, "NonMaxSuppressionWithOverlaps": _suppression,
+    "ReduceJoin": _reduce_join, "DecodeCSV": _decode_csv,
+    "NonMaxSuppression": _suppression, "NonMaxSuppressionWithOverlaps": _suppression,
 }
