@@ -27,8 +27,9 @@ CASES = {name: (body, inputs) for name, body, inputs in differential_cases()}
 QUICK = ["core_ops_table:floor", "core_ops_table:sign", "core_ops_table:round", "core_ops_table:erf",
          "core_ops_table:reciprocal", "core_ops_table:selu", "core_ops_table:softsign", "core_ops_table:leaky_relu",
          "core_ops_table:cumsum_excl_rev", "core_ops_table:cumprod", "core_ops_table:tile",
-         "linalg_ops_tf:cholesky", "linalg_ops_tf:matrix_inverse", "linalg_ops_tf:qr_r_times_q", "linalg_ops_tf:svd_vectors_squared",
-         "signal_ops_tf:fft", "scatter_segment_special_tf:segment_max", "linalg_ops_tf:einsum_three_operands", "text_ops_tf:join", "sort_set_bitwise_tf:reverse_sequence",
+         "linalg_ops_tf:cholesky", "linalg_ops_tf:matrix_inverse", "linalg_ops_tf:qr_r_times_q",
+         "linalg_ops_tf:svd_vectors_squared", "signal_ops_tf:fft", "scatter_segment_special_tf:segment_max",
+         "linalg_ops_tf:einsum_three_operands", "text_ops_tf:join", "sort_set_bitwise_tf:reverse_sequence",
          "sort_set_bitwise_tf:ensure_shape", "sort_set_bitwise_tf:bitcast_down", "sort_set_bitwise_tf:depth_to_space",
          "image_more_tf:non_max_suppression_overlaps", "special_math_more_tf:ndtri"]
 QUICK = [name for name in QUICK if name in CASES]
@@ -95,13 +96,15 @@ def test_a_tf_input_tftk_keeps_as_an_attr_must_be_constant():
     feed = graph_def.node.add(name="axis_in", op="Placeholder")  # the axis now comes at run time
     feed.attr["dtype"].type = tf.int32.as_datatype_enum
     cumsum.input[1] = "axis_in"
-    with tf.Graph().as_default(), pytest.raises(UnsupportedNodeError, match="node 'c': its axis input must be constant"):
+    with tf.Graph().as_default(), \
+            pytest.raises(UnsupportedNodeError, match="node 'c': its axis input must be constant"):
         tf.import_graph_def(graph_def, name="")
 
 
 def test_a_queue_handle_is_refused_with_reason():
     graph_def = _graph_def(lambda: tf.FIFOQueue(3, [tf.float32], name="q").size())
-    with tf.Graph().as_default(), pytest.raises(UnsupportedNodeError, match="node 'q' \\(FIFOQueueV2\\): output 'handle' is a 'resource'"):
+    with tf.Graph().as_default(), \
+            pytest.raises(UnsupportedNodeError, match="node 'q' \\(FIFOQueueV2\\): output 'handle' is a 'resource'"):
         tf.import_graph_def(graph_def, name="")
 
 
