@@ -6,10 +6,8 @@ bodies name their outputs by TF's arg names): the input of tools/tf_op_signature
         > tftk/formats/tf_op_signatures.json
 """
 
-import importlib
-import pkgutil
-
 from tftk.formats.resource_variable_import import RESOURCE_BUILDERS
+from tftk.formats.signature_import import import_op_modules
 from tftk.framework import registry
 
 # Written by tftk/formats/gradient_export.py and the saver export, whether or not tftk registers them.
@@ -22,11 +20,6 @@ EXPORTED = {"Const", "Placeholder", "NoOp", "Identity", "BroadcastGradientArgs",
             "While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall",
             "Less", "LogicalAnd", "IdentityN", "Switch", "Merge"}
 
-for package in ("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.api", "tftk.framework", "tftk.formats"):
-    module = importlib.import_module(package)
-    for info in pkgutil.walk_packages(module.__path__, package + "."):
-        try:
-            importlib.import_module(info.name)
-        except ImportError:  # an optional extra not installed: its ops are not needed
-            continue
+import_op_modules(("tftk.ops", "tftk.train", "tftk.summary", "tftk.data", "tftk.api", "tftk.framework",
+                   "tftk.formats"))
 print(*sorted(set(registry.registered_types()) | EXPORTED | set(RESOURCE_BUILDERS)), sep="\n")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["has_tf_signature", "tf_node_form", "tf_input_names", "ATTR_INPUTS", "ATTR_ALIASES"]
+__all__ = ["has_tf_signature", "tf_node_form", "tf_input_names", "ATTR_INPUTS", "ATTR_ALIASES", "ATTR_FOR_INPUT"]
 
 _TABLE = Path(__file__).with_name("tf_op_signatures.json")
 _KINDS = {"type": "type", "bool": "b", "int": "i", "float": "f", "string": "s", "shape": "shape",
@@ -37,7 +37,7 @@ def has_tf_signature(op_type: str) -> bool:
 
 
 # TF's input arg name -> the tftk attr holding its value at build time, where the names differ.
-_ATTR_FOR_INPUT = {"dim": "axis", "reduction_indices": "axis", "dimension": "axis"}
+ATTR_FOR_INPUT = {"dim": "axis", "reduction_indices": "axis", "dimension": "axis", "tags": "tag"}
 # Op types that declare no input names but keep some TF inputs as attrs: those args' names.
 ATTR_INPUTS: dict[str, tuple[str, ...]] = {
     "Cumsum": ("axis",), "Cumprod": ("axis",), "TopKV2": ("k",), "InTopKV2": ("k",), "OneHot": ("depth",),
@@ -45,9 +45,10 @@ ATTR_INPUTS: dict[str, tuple[str, ...]] = {
     "ReverseV2": ("axis",), "ResizeBilinear": ("size",), "ResizeNearestNeighbor": ("size",),
     "ResizeBicubic": ("size",), "ResizeArea": ("size",),
     "RegexFullMatch": ("pattern",), "RegexReplace": ("pattern", "rewrite"),
+    "ScalarSummary": ("tags",), "HistogramSummary": ("tag",), "ImageSummary": ("tag",),
 }
 # TF's attr name -> the tftk attr holding its value, where the names differ.
-ATTR_ALIASES = {"seq_dim": "seq_axis", "batch_dim": "batch_axis"}
+ATTR_ALIASES = {"seq_dim": "seq_axis", "batch_dim": "batch_axis", "max_images": "max_outputs"}
 # Op types whose tftk op has TF's form only in some uses (tftk's StringSplit is also TF's
 # StringSplitV2, which splits at a whole separator; TF's StringSplit at any of its characters).
 _TF_FORM_WHEN = {"StringSplit": lambda op: bool(op.attrs.get("char_set")),
@@ -120,7 +121,7 @@ def _tf_inputs(op, signature: dict) -> tuple[list, list[int]] | None:
             order[position[name]] = len(inputs)
             inputs.append(by_name[name])
             continue
-        attr = _ATTR_FOR_INPUT.get(arg[0], arg[0])
+        attr = ATTR_FOR_INPUT.get(arg[0], arg[0])
         if op.attrs.get(attr) is None:
             return None
         inputs.append(_ConstInput(arg[0], op.attrs[attr], _const_dtype(arg, signature)))
