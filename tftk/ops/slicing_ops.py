@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -113,10 +113,88 @@ def _strided_slice_grad_grad(op, grad):
 
 
 def getitem(tensor: Tensor, key: Any) -> Tensor:
-    """`tensor[key]` with ints, slices, `...` and tf.newaxis (numpy basic indexing)."""
+    """`tensor[key]` with ints, slices, `...` and tf.newaxis (numpy basic indexing); indices and slice
+    bounds may be scalar tensors known only at run time."""
+    template, bounds = _key_template(key)
+    if bounds:
+        return _dynamic_getitem(tensor, template, bounds)
     k = strided_slice_key(key)
     return make_op("StridedSlice", [tensor], tensor.dtype, sliced_shape(tensor.shape, k),
                    "strided_slice", {"key": k})
+
+
+class _Bound(int):
+    """A key position filled at run time from the op's input `1 + self` (an int, so the key stays hashable)."""
+
+
+def _key_template(key: Any) -> tuple[tuple, list[Tensor]]:
+    """The key with each scalar tensor that has no build-time value replaced by a `_Bound` naming its
+    input, and those tensors; no tensors when the whole key is known at build time."""
+    bounds: list[Tensor] = []
+
+    def place(part: Any) -> Any:
+        if isinstance(part, Tensor) and constant_value(part) is None:
+            if part.shape.ndims not in (0, None) or not part.dtype.is_integer:
+                raise TypeError(f"Only scalar integer tensors can index or bound a slice, got {part}")
+            bounds.append(part)
+            return _Bound(len(bounds) - 1)
+        return part
+
+    items = key if isinstance(key, tuple) else (key,)
+    template = tuple(_slice_obj(place(i.start), place(i.stop), place(i.step)) if isinstance(i, _slice_obj)
+                     else place(i) for i in items)
+    return template, bounds
+
+
+def _resolved(template: tuple, values: Sequence) -> tuple:
+    """The key with its run-time parts filled from `values`."""
+    def value(part: Any) -> Any:
+        return int(values[part]) if isinstance(part, _Bound) else part
+    return strided_slice_key(tuple(_slice_obj(value(i.start), value(i.stop), value(i.step))
+                                   if isinstance(i, _slice_obj) else value(i) for i in template))
+
+
+def _is_dynamic(item: Any) -> bool:
+    return isinstance(item, _slice_obj) and any(isinstance(p, _Bound) for p in (item.start, item.stop, item.step))
+
+
+def _dynamic_getitem(tensor: Tensor, template: tuple, bounds: list[Tensor]) -> Tensor:
+    """StridedSliceDynamic(x, *bounds): the key completed at run time. Its static shape keeps what the
+    run-time values cannot change: the rank, and the size of every axis no run-time bound slices."""
+    rank, shape = tensor.shape.ndims, None
+    if rank is not None:
+        structure = tuple(_slice_obj(None) if _is_dynamic(i) else 0 if isinstance(i, _Bound) else i for i in template)
+        real = sum(1 for i in template if i is not None and i is not Ellipsis)
+        expanded = [part for i in template for part in ([_slice_obj(None)] * (rank - real) if i is Ellipsis else [i])]
+        if not any(i is Ellipsis for i in template):
+            expanded += [_slice_obj(None)] * (rank - real)
+        varies = [_is_dynamic(i) for i in expanded if i is None or isinstance(i, _slice_obj)]
+        shape = [None if v else d for d, v in zip(sliced_shape(tensor.shape, strided_slice_key(structure)).as_tuple(),
+                                                  varies)]
+    return make_op("StridedSliceDynamic", [tensor, *bounds], tensor.dtype, shape, "strided_slice",
+                   {"template": template})
+
+
+def _bind_strided_slice_dynamic(op, ctx):
+    template = op.get_attr("template")
+    return lambda x, *values: x[_resolved(template, values)]
+
+
+def _bind_strided_slice_dynamic_grad(op, ctx):
+    template = op.get_attr("template")
+    return lambda x, grad, *values: scatter_into_zeros(x.shape, grad, _resolved(template, values))
+
+
+registry.register_op("StridedSliceDynamic", _bind_strided_slice_dynamic)
+registry.register_op("StridedSliceDynamicGrad", _bind_strided_slice_dynamic_grad)
+registry.not_differentiable("StridedSliceDynamicGrad")
+
+
+@registry.register_gradient("StridedSliceDynamic")
+def _strided_slice_dynamic_grad(op, grad):
+    x, bounds = op.inputs[0], list(op.inputs[1:])
+    return [make_op("StridedSliceDynamicGrad", [x, grad, *bounds], grad.dtype, x.shape,
+                    attrs={"template": op.get_attr("template")})] + [None] * len(bounds)
 
 
 
