@@ -44,3 +44,37 @@ ROWS = [Row(name, BODY.format(expr=expr)) for name, expr in EXPRS.items()] + \
      for name, expr in VALUES_ONLY.items()]
 
 results, test_tftk_agrees_with_tensorflow = table_tests("packed_shapes", ROWS)
+
+
+EXPORTED = """
+graph_def = tf.GraphDef()
+graph_def.ParseFromString(inputs['graph'].tobytes())
+tf.import_graph_def(graph_def, name='')
+with tf.Session() as s:
+    outputs = {name: s.run(name + ':0') for name in ['sliced', 'tiled', 'padded', 'grad']}
+"""
+
+
+def test_run_time_shape_ops_written_out_run_in_tensorflow():
+    """tftk's StridedSlice/Tile/Pad with run-time operands and their gradients, written as a GraphDef,
+    are TF's StridedSlice, StridedSliceGrad, Tile and PadV2: TF runs the file to tftk's values."""
+    import numpy as np
+
+    import tftk
+    from tests.tf_oracle import both_succeeded, require_tf, run_in_tf
+    require_tf()
+    with tftk.Graph().as_default() as graph:
+        n = tftk.placeholder_with_default(2, [], name="n")
+        x = tftk.constant(np.arange(24.0).reshape(2, 3, 4))
+        sliced = tftk.identity(x[:, :n, ::n], name="sliced")
+        tiled = tftk.identity(tftk.tile(x, [n, 1, 1]), name="tiled")
+        padded = tftk.identity(tftk.pad(x, [[0, n], [0, 0], [1, n]], constant_values=-1.0), name="padded")
+        loss = tftk.reduce_sum(sliced ** 2) + tftk.reduce_sum(tiled * 3.0) + tftk.reduce_sum(padded ** 3)
+        tftk.identity(tftk.gradients(loss, x)[0], name="grad")
+        with tftk.Session() as sess:
+            expected = sess.run({k: k + ":0" for k in ("sliced", "tiled", "padded", "grad")})
+        blob = np.frombuffer(graph.as_graph_def().SerializeToString(), np.uint8)
+    cases = {"exported": (EXPORTED, {"graph": blob})}
+    tf_result, _ = both_succeeded(run_in_tf(cases), cases, "exported")
+    for key, value in expected.items():
+        np.testing.assert_array_equal(tf_result.outputs[key], value, err_msg=key)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -115,86 +115,123 @@ def _strided_slice_grad_grad(op, grad):
 def getitem(tensor: Tensor, key: Any) -> Tensor:
     """`tensor[key]` with ints, slices, `...` and tf.newaxis (numpy basic indexing); indices and slice
     bounds may be scalar tensors known only at run time."""
-    template, bounds = _key_template(key)
-    if bounds:
-        return _dynamic_getitem(tensor, template, bounds)
+    if _has_run_time_part(key):
+        return _dynamic_getitem(tensor, key)
     k = strided_slice_key(key)
     return make_op("StridedSlice", [tensor], tensor.dtype, sliced_shape(tensor.shape, k),
                    "strided_slice", {"key": k})
 
 
-class _Bound(int):
-    """A key position filled at run time from the op's input `1 + self` (an int, so the key stays hashable)."""
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 
 
-def _key_template(key: Any) -> tuple[tuple, list[Tensor]]:
-    """The key with each scalar tensor that has no build-time value replaced by a `_Bound` naming its
-    input, and those tensors; no tensors when the whole key is known at build time."""
-    bounds: list[Tensor] = []
-
-    def place(part: Any) -> Any:
-        if isinstance(part, Tensor) and constant_value(part) is None:
-            if part.shape.ndims not in (0, None) or not part.dtype.is_integer:
-                raise TypeError(f"Only scalar integer tensors can index or bound a slice, got {part}")
-            bounds.append(part)
-            return _Bound(len(bounds) - 1)
-        return part
-
+def _has_run_time_part(key: Any) -> bool:
+    def dynamic(part: Any) -> bool:
+        return isinstance(part, Tensor) and constant_value(part) is None
     items = key if isinstance(key, tuple) else (key,)
-    template = tuple(_slice_obj(place(i.start), place(i.stop), place(i.step)) if isinstance(i, _slice_obj)
-                     else place(i) for i in items)
-    return template, bounds
+    return any(dynamic(i.start) or dynamic(i.stop) or dynamic(i.step) if isinstance(i, _slice_obj) else dynamic(i)
+               for i in items)
 
 
-def _resolved(template: tuple, values: Sequence) -> tuple:
-    """The key with its run-time parts filled from `values`."""
-    def value(part: Any) -> Any:
-        return int(values[part]) if isinstance(part, _Bound) else part
-    return strided_slice_key(tuple(_slice_obj(value(i.start), value(i.stop), value(i.step))
-                                   if isinstance(i, _slice_obj) else value(i) for i in template))
+def _dynamic_getitem(tensor: Tensor, key: Any) -> Tensor:
+    """`tensor[key]` with parts known only at run time, as TF's _slice_helper builds it: begin, end and
+    strides vectors (packed from ints and scalar tensors) and the five masks of a StridedSlice."""
+    begin, end, strides, masks = [], [], [], [0] * 5
+    for k, item in enumerate(key if isinstance(key, tuple) else (key,)):
+        if isinstance(item, _slice_obj):
+            begin.append(0 if item.start is None else item.start)
+            end.append(0 if item.stop is None else item.stop)
+            strides.append(1 if item.step is None else item.step)
+            masks[0] |= (item.start is None) << k
+            masks[1] |= (item.stop is None) << k
+        elif item is Ellipsis or item is None:
+            begin.append(0)
+            end.append(0)
+            strides.append(1)
+            masks[2 if item is Ellipsis else 3] |= 1 << k
+        else:
+            if isinstance(item, Tensor) and (item.shape.ndims not in (0, None) or not item.dtype.is_integer):
+                raise TypeError(f"Only scalar integer tensors can index a tensor, got {item}")
+            begin.append(item)
+            end.append(item + 1)
+            strides.append(1)
+            masks[4] |= 1 << k
+    from tftk.ops.array_ops import pack_shape_list
+    b, e, st = (convert_to_tensor(pack_shape_list(v), dtype=dtypes.int32) for v in (begin, end, strides))
+    return strided_slice_at_run_time(tensor, b, e, st, tuple(masks), "strided_slice")
 
 
-def _is_dynamic(item: Any) -> bool:
-    return isinstance(item, _slice_obj) and any(isinstance(p, _Bound) for p in (item.start, item.stop, item.step))
+def run_time_key(masks: tuple, name: str):
+    """A function (begin, end, strides) -> the numpy key of a StridedSlice whose bounds are known at run time."""
+    return lambda b, e, s: masked_key([int(v) for v in b], [int(v) for v in e], [int(v) for v in s], *masks,
+                                      op_name=name)
 
 
-def _dynamic_getitem(tensor: Tensor, template: tuple, bounds: list[Tensor]) -> Tensor:
-    """StridedSliceDynamic(x, *bounds): the key completed at run time. Its static shape keeps what the
-    run-time values cannot change: the rank, and the size of every axis no run-time bound slices."""
-    rank, shape = tensor.shape.ndims, None
-    if rank is not None:
-        structure = tuple(_slice_obj(None) if _is_dynamic(i) else 0 if isinstance(i, _Bound) else i for i in template)
-        real = sum(1 for i in template if i is not None and i is not Ellipsis)
-        expanded = [part for i in template for part in ([_slice_obj(None)] * (rank - real) if i is Ellipsis else [i])]
-        if not any(i is Ellipsis for i in template):
-            expanded += [_slice_obj(None)] * (rank - real)
-        varies = [_is_dynamic(i) for i in expanded if i is None or isinstance(i, _slice_obj)]
-        shape = [None if v else d for d, v in zip(sliced_shape(tensor.shape, strided_slice_key(structure)).as_tuple(),
-                                                  varies)]
-    return make_op("StridedSliceDynamic", [tensor, *bounds], tensor.dtype, shape, "strided_slice",
-                   {"template": template})
+def strided_slice_at_run_time(x: Tensor, begin: Tensor, end: Tensor, strides: Tensor, masks: tuple,
+                              name: str | None = None) -> Tensor:
+    """StridedSliceDynamic(x, begin, end, strides): TF's StridedSlice with the bounds as tensors. Its
+    static shape keeps the rank and the axes the bounds cannot change (whole, masked ones)."""
+    return make_op("StridedSliceDynamic", [x, begin, end, strides], x.dtype,
+                   _run_time_slice_shape(x.shape, begin, end, strides, masks), name, {"masks": tuple(masks)})
+
+
+def _known_entries(vector: Tensor) -> list | None:
+    """The entries of a 1-D int tensor known at build time (None for the others); None if its length is not."""
+    value = constant_value(vector)
+    if value is not None:
+        return [int(v) for v in np.atleast_1d(value)]
+    if vector.op.type == "Pack" and all(t.shape.ndims == 0 for t in vector.op.inputs):
+        return [None if (v := constant_value(t)) is None else int(v) for t in vector.op.inputs]
+    n = vector.shape.num_elements()
+    return None if n is None else [None] * n
+
+
+def _run_time_slice_shape(shape: TensorShape, begin: Tensor, end: Tensor, strides: Tensor, masks: tuple) -> TensorShape:
+    """The static shape of a slice with run-time bounds: the rank, and the size of each axis whose
+    begin (or begin mask), end (or end mask) and stride are all known at build time."""
+    known = [_known_entries(v) for v in (begin, end, strides)]
+    if shape.ndims is None or any(k is None for k in known):
+        return TensorShape(None)
+    b, e, st = known
+    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_mask = masks
+    stand_in = masked_key([v or 0 for v in b], [v or 0 for v in e], [v or 1 for v in st], *masks)
+    dims = list(sliced_shape(shape, stand_in).as_tuple())
+    real = sum(1 for k in range(len(b)) if not (ellipsis_mask | new_axis_mask) >> k & 1)
+    exact = []  # per output axis: whether its size is known
+    for k in range(len(b)):
+        if ellipsis_mask >> k & 1:
+            exact += [True] * (shape.ndims - real)
+        elif new_axis_mask >> k & 1:
+            exact.append(True)
+        elif not shrink_mask >> k & 1:
+            exact.append((b[k] is not None or begin_mask >> k & 1) and (e[k] is not None or end_mask >> k & 1)
+                         and st[k] is not None)
+    exact += [True] * (len(dims) - len(exact))
+    return TensorShape([d if ok else None for d, ok in zip(dims, exact)])
 
 
 def _bind_strided_slice_dynamic(op, ctx):
-    template = op.get_attr("template")
-    return lambda x, *values: x[_resolved(template, values)]
+    key = run_time_key(op.get_attr("masks"), op.name)
+    return lambda x, b, e, s: x[key(b, e, s)]
 
 
-def _bind_strided_slice_dynamic_grad(op, ctx):
-    template = op.get_attr("template")
-    return lambda x, grad, *values: scatter_into_zeros(x.shape, grad, _resolved(template, values))
+def _bind_strided_slice_grad_dynamic(op, ctx):
+    key = run_time_key(op.get_attr("masks"), op.name)
+    return lambda shape, b, e, s, grad: scatter_into_zeros(tuple(int(d) for d in shape), grad, key(b, e, s))
 
 
 registry.register_op("StridedSliceDynamic", _bind_strided_slice_dynamic)
-registry.register_op("StridedSliceDynamicGrad", _bind_strided_slice_dynamic_grad)
-registry.not_differentiable("StridedSliceDynamicGrad")
+registry.register_op("StridedSliceGradDynamic", _bind_strided_slice_grad_dynamic)
+registry.not_differentiable("StridedSliceGradDynamic")
 
 
 @registry.register_gradient("StridedSliceDynamic")
 def _strided_slice_dynamic_grad(op, grad):
-    x, bounds = op.inputs[0], list(op.inputs[1:])
-    return [make_op("StridedSliceDynamicGrad", [x, grad, *bounds], grad.dtype, x.shape,
-                    attrs={"template": op.get_attr("template")})] + [None] * len(bounds)
+    """TF's: StridedSliceGrad(Shape(x), begin, end, strides, grad) with the same masks."""
+    from tftk.ops.math_ops import shape_of
+    x, begin, end, strides = op.inputs
+    return [make_op("StridedSliceGradDynamic", [shape_of(x), begin, end, strides, grad], grad.dtype, x.shape, None,
+                    {"masks": op.get_attr("masks")}), None, None, None]
 
 
 
