@@ -105,6 +105,8 @@ GRADIENT_CASES += [  # shape arguments known only at run time (a placeholder wit
                  [arr(2, 3)]),
     GradientCase("PadDynamic", lambda x: tf.reshape(tf.pad(x, [[tf.placeholder_with_default(1, []), 2], [0, 1]],
                                                            constant_values=0.5), [5, 4]) ** 2, [arr(2, 3)]),
+    GradientCase("StridedSliceDynamic", lambda x: tf.reshape(x[tf.placeholder_with_default(1, []) - 1, 1:, ::2], [2, 2])
+                 ** 2, [arr(2, 3, 4)]),
     GradientCase("BroadcastLikeRunTime", lambda x: tf.reshape(
         tf.broadcast_to(x, [tf.placeholder_with_default(3, []), 4]), [3, 4]) ** 2, [arr(1, 4)]),
 ]

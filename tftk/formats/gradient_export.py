@@ -223,6 +223,18 @@ def _strided_slice_grad(op) -> list | None:
     return b.finish("StridedSliceGrad", inputs, T=grad.dtype, Index=b.int32, **masks)
 
 
+def _run_time_slice(tf_type: str) -> Callable:
+    """StridedSliceDynamic / StridedSliceGradDynamic: TF's StridedSlice / StridedSliceGrad, whose bounds
+    are tensors anyway, with the five masks as attrs."""
+    def rewrite(op) -> list:
+        b = _Builder(op)
+        masks = dict(zip(("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"),
+                         op.attrs["masks"]))
+        return b.finish(tf_type, [_source(t) for t in op.inputs], T=op.outputs[0].dtype, Index=op.inputs[1].dtype,
+                        **masks)
+    return rewrite
+
+
 def _embedding_lookup(op) -> list | None:
     """EmbeddingLookup(ids, params) of one params tensor: TF's GatherV2 on axis 0 (as TF builds it).
     Several partitions have no one-op TF form (TF uses DynamicPartition/DynamicStitch): None."""
@@ -314,6 +326,7 @@ HELPERS: dict[str, Callable] = {
     "SumToShape": _sum_to_shape, "SumToShapeOf": _sum_to_shape_of, "BroadcastLike": _broadcast_like,
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
     "TileDynamic": _tile_dynamic, "PadDynamic": _pad_dynamic,
+    "StridedSliceDynamic": _run_time_slice("StridedSlice"), "StridedSliceGradDynamic": _run_time_slice("StridedSliceGrad"),
     "ReducedCount": _reduced_count, "SumKeep": _sum_keep, "BroadcastTo": _broadcast_to,
     "MaxPoolGrad": _max_pool_grad, "SafeLog": _safe_log, "EmbeddingLookup": _embedding_lookup,
     "StridedSlice": _strided_slice, "StridedSliceGrad": _strided_slice_grad,

@@ -88,6 +88,13 @@ def _tile(x, a, name):
     return tile_pad_ops.tile(x[0], x[1] if multiples is None else multiples.tolist(), name=name)
 
 
+def _pad(x, a, name):
+    """TF's Pad / PadV2; paddings known only at run time make tftk's PadDynamic."""
+    paddings = constant_value(x[1])
+    value = _static(x[2], name, "constant_values") if len(x) > 2 else 0
+    return tile_pad_ops.pad(x[0], x[1] if paddings is None else paddings, constant_values=value, name=name)
+
+
 def _broadcast_gradient_args(s0: np.ndarray, s1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """TF's BroadcastGradientArgs: the axes each of two broadcast shapes was stretched along."""
     rank = max(len(s0), len(s1))
@@ -222,47 +229,12 @@ def _bounds_known(x: Sequence[Tensor]) -> bool:
                for t in x)
 
 
-def _run_time_key(masks: tuple, name: str) -> Callable:
-    """The numpy key of StridedSlice bounds known only at run time (a loop body's `x[:, i]`)."""
-    from tftk.ops.slicing_ops import masked_key
-    return lambda b, e, s: masked_key([int(v) for v in b], [int(v) for v in e], [int(v) for v in s], *masks,
-                                      op_name=name)
-
-
-def _run_time_slice_shape(shape: tensor_shape.TensorShape, n: int, masks: tuple, name: str):
-    """The static shape of a run-time slice: full (masked) axes and the rank, the rest unknown."""
-    from tftk.ops.slicing_ops import sliced_shape
-    key = _run_time_key(masks, name)
-    empty, one = (sliced_shape(shape, key([0] * n, [e] * n, [1] * n)) for e in (0, 1))
-    if empty.ndims is None:
-        return empty
-    return tensor_shape.TensorShape([a if a == b else None for a, b in zip(empty.as_list(), one.as_list())])
-
-
-registry.register_op("StridedSliceDynamic", lambda op, ctx: _slice_at_run_time(op))
-registry.register_op("StridedSliceGradDynamic", lambda op, ctx: _slice_grad_at_run_time(op))
-registry.not_differentiable("StridedSliceDynamic", "StridedSliceGradDynamic")
-
-
-def _slice_at_run_time(op):
-    key = _run_time_key(op.get_attr("masks"), op.name)
-    return lambda x, b, e, s: x[key(b, e, s)]
-
-
-def _slice_grad_at_run_time(op):
-    from tftk.kernels.scatter import scatter_into_zeros
-    key = _run_time_key(op.get_attr("masks"), op.name)
-    return lambda shape, b, e, s, grad: scatter_into_zeros(tuple(int(d) for d in shape), grad, key(b, e, s))
-
-
 def _strided_slice(x, a, name):
     """TF's StridedSlice(input, begin, end, strides): tftk's keyed StridedSlice when the bounds are
     constant, else a slice keyed at run time."""
-    from tftk.ops.slicing_ops import sliced_shape
+    from tftk.ops.slicing_ops import sliced_shape, strided_slice_at_run_time
     if not _bounds_known(x[1:4]):
-        masks = tuple(int(a.get(m, 0)) for m in _MASKS)
-        shape = _run_time_slice_shape(x[0].shape, x[1].shape.num_elements(), masks, name)
-        return make_op("StridedSliceDynamic", list(x[:4]), x[0].dtype, shape, name, {"masks": masks})
+        return strided_slice_at_run_time(*x[:4], tuple(int(a.get(m, 0)) for m in _MASKS), name)
     key = _slice_key(x[1:4], a, name)
     return make_op("StridedSlice", [x[0]], x[0].dtype, sliced_shape(x[0].shape, key), name, {"key": key})
 
@@ -421,7 +393,7 @@ BUILDERS: dict[str, Builder] = {
     "ExpandDims": lambda x, a, name: array_ops.expand_dims(x[0], _axis(x[1], name), name=name),
     "ConcatV2": lambda x, a, name: array_ops.concat(list(x[:-1]), _axis(x[-1], name), name=name),
     "Pack": lambda x, a, name: array_ops.stack(list(x), axis=a.get("axis", 0), name=name),
-    "Tile": _tile,
+    "Tile": _tile, "Pad": _pad, "PadV2": _pad,
     "Slice": lambda x, a, name: slicing_ops.slice(x[0], x[1], x[2], name=name),
     "GatherV2": lambda x, a, name: gather_ops.gather(x[0], x[1], axis=_axis(x[2], name), name=name),
     "ScatterNd": lambda x, a, name: scatter_ops.scatter_nd(x[0], x[1], x[2], name=name),

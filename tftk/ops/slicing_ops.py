@@ -113,10 +113,125 @@ def _strided_slice_grad_grad(op, grad):
 
 
 def getitem(tensor: Tensor, key: Any) -> Tensor:
-    """`tensor[key]` with ints, slices, `...` and tf.newaxis (numpy basic indexing)."""
+    """`tensor[key]` with ints, slices, `...` and tf.newaxis (numpy basic indexing); indices and slice
+    bounds may be scalar tensors known only at run time."""
+    if _has_run_time_part(key):
+        return _dynamic_getitem(tensor, key)
     k = strided_slice_key(key)
     return make_op("StridedSlice", [tensor], tensor.dtype, sliced_shape(tensor.shape, k),
                    "strided_slice", {"key": k})
+
+
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _has_run_time_part(key: Any) -> bool:
+    def dynamic(part: Any) -> bool:
+        return isinstance(part, Tensor) and constant_value(part) is None
+    items = key if isinstance(key, tuple) else (key,)
+    return any(dynamic(i.start) or dynamic(i.stop) or dynamic(i.step) if isinstance(i, _slice_obj) else dynamic(i)
+               for i in items)
+
+
+def _dynamic_getitem(tensor: Tensor, key: Any) -> Tensor:
+    """`tensor[key]` with parts known only at run time, as TF's _slice_helper builds it: begin, end and
+    strides vectors (packed from ints and scalar tensors) and the five masks of a StridedSlice."""
+    begin, end, strides, masks = [], [], [], [0] * 5
+    for k, item in enumerate(key if isinstance(key, tuple) else (key,)):
+        if isinstance(item, _slice_obj):
+            begin.append(0 if item.start is None else item.start)
+            end.append(0 if item.stop is None else item.stop)
+            strides.append(1 if item.step is None else item.step)
+            masks[0] |= (item.start is None) << k
+            masks[1] |= (item.stop is None) << k
+        elif item is Ellipsis or item is None:
+            begin.append(0)
+            end.append(0)
+            strides.append(1)
+            masks[2 if item is Ellipsis else 3] |= 1 << k
+        else:
+            if isinstance(item, Tensor) and (item.shape.ndims not in (0, None) or not item.dtype.is_integer):
+                raise TypeError(f"Only scalar integer tensors can index a tensor, got {item}")
+            begin.append(item)
+            end.append(item + 1)
+            strides.append(1)
+            masks[4] |= 1 << k
+    from tftk.ops.array_ops import pack_shape_list
+    b, e, st = (convert_to_tensor(pack_shape_list(v), dtype=dtypes.int32) for v in (begin, end, strides))
+    return strided_slice_at_run_time(tensor, b, e, st, tuple(masks), "strided_slice")
+
+
+def run_time_key(masks: tuple, name: str):
+    """A function (begin, end, strides) -> the numpy key of a StridedSlice whose bounds are known at run time."""
+    return lambda b, e, s: masked_key([int(v) for v in b], [int(v) for v in e], [int(v) for v in s], *masks,
+                                      op_name=name)
+
+
+def strided_slice_at_run_time(x: Tensor, begin: Tensor, end: Tensor, strides: Tensor, masks: tuple,
+                              name: str | None = None) -> Tensor:
+    """StridedSliceDynamic(x, begin, end, strides): TF's StridedSlice with the bounds as tensors. Its
+    static shape keeps the rank and the axes the bounds cannot change (whole, masked ones)."""
+    return make_op("StridedSliceDynamic", [x, begin, end, strides], x.dtype,
+                   _run_time_slice_shape(x.shape, begin, end, strides, masks), name, {"masks": tuple(masks)})
+
+
+def _known_entries(vector: Tensor) -> list | None:
+    """The entries of a 1-D int tensor known at build time (None for the others); None if its length is not."""
+    value = constant_value(vector)
+    if value is not None:
+        return [int(v) for v in np.atleast_1d(value)]
+    if vector.op.type == "Pack" and all(t.shape.ndims == 0 for t in vector.op.inputs):
+        return [None if (v := constant_value(t)) is None else int(v) for t in vector.op.inputs]
+    n = vector.shape.num_elements()
+    return None if n is None else [None] * n
+
+
+def _run_time_slice_shape(shape: TensorShape, begin: Tensor, end: Tensor, strides: Tensor, masks: tuple) -> TensorShape:
+    """The static shape of a slice with run-time bounds: the rank, and the size of each axis whose
+    begin (or begin mask), end (or end mask) and stride are all known at build time."""
+    known = [_known_entries(v) for v in (begin, end, strides)]
+    if shape.ndims is None or any(k is None for k in known):
+        return TensorShape(None)
+    b, e, st = known
+    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_mask = masks
+    stand_in = masked_key([v or 0 for v in b], [v or 0 for v in e], [v or 1 for v in st], *masks)
+    dims = list(sliced_shape(shape, stand_in).as_tuple())
+    real = sum(1 for k in range(len(b)) if not (ellipsis_mask | new_axis_mask) >> k & 1)
+    exact = []  # per output axis: whether its size is known
+    for k in range(len(b)):
+        if ellipsis_mask >> k & 1:
+            exact += [True] * (shape.ndims - real)
+        elif new_axis_mask >> k & 1:
+            exact.append(True)
+        elif not shrink_mask >> k & 1:
+            exact.append((b[k] is not None or begin_mask >> k & 1) and (e[k] is not None or end_mask >> k & 1)
+                         and st[k] is not None)
+    exact += [True] * (len(dims) - len(exact))
+    return TensorShape([d if ok else None for d, ok in zip(dims, exact)])
+
+
+def _bind_strided_slice_dynamic(op, ctx):
+    key = run_time_key(op.get_attr("masks"), op.name)
+    return lambda x, b, e, s: x[key(b, e, s)]
+
+
+def _bind_strided_slice_grad_dynamic(op, ctx):
+    key = run_time_key(op.get_attr("masks"), op.name)
+    return lambda shape, b, e, s, grad: scatter_into_zeros(tuple(int(d) for d in shape), grad, key(b, e, s))
+
+
+registry.register_op("StridedSliceDynamic", _bind_strided_slice_dynamic)
+registry.register_op("StridedSliceGradDynamic", _bind_strided_slice_grad_dynamic)
+registry.not_differentiable("StridedSliceGradDynamic")
+
+
+@registry.register_gradient("StridedSliceDynamic")
+def _strided_slice_dynamic_grad(op, grad):
+    """TF's: StridedSliceGrad(Shape(x), begin, end, strides, grad) with the same masks."""
+    from tftk.ops.math_ops import shape_of
+    x, begin, end, strides = op.inputs
+    return [make_op("StridedSliceGradDynamic", [shape_of(x), begin, end, strides, grad], grad.dtype, x.shape, None,
+                    {"masks": op.get_attr("masks")}), None, None, None]
 
 
 
