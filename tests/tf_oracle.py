@@ -144,6 +144,18 @@ def assert_same_outputs(expected: OracleResult, got: OracleResult) -> None:
         np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
 
 
+def assert_close_outputs(expected: OracleResult, got: OracleResult, rtol: float = 1e-5, atol: float = 1e-5,
+                         context: str = "") -> None:
+    """Both runs produced the same output names; text outputs (variable names) equal, numbers within
+    rtol/atol."""
+    assert sorted(got.outputs) == sorted(expected.outputs)
+    for key, value in expected.outputs.items():
+        if value.dtype.kind in "USO":
+            np.testing.assert_array_equal(got.outputs[key], value, err_msg=f"{context}: {key}")
+        else:
+            np.testing.assert_allclose(got.outputs[key], value, rtol=rtol, atol=atol, err_msg=f"{context}: {key}")
+
+
 def run_script_in_tf(script: str, *args: str, cwd: str | os.PathLike | None = None) -> str:
     """Run a whole Python script in the TensorFlow venv (fixture generators); return its stdout."""
     python = require_tf()

@@ -8,7 +8,7 @@ moving statistics after an update and the gradients agree to 1e-5."""
 import numpy as np
 import pytest
 
-from tests.tf_oracle import require_tf, run_in_tf, run_in_tftk
+from tests.tf_oracle import assert_close_outputs, both_succeeded, require_tf, run_in_tf
 
 SNIPPET = """
 import zlib
@@ -108,12 +108,5 @@ def tf_results():
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_contrib_layer_equals_tensorflow(tf_results, name):
-    expected, got = tf_results[name], run_in_tftk(TFTK_LAYERS + SOURCES[name], _inputs())
-    assert expected.error is None, expected.message
-    assert got.error is None, got.message
-    assert sorted(got.outputs) == sorted(expected.outputs)
-    for key, value in expected.outputs.items():
-        if value.dtype.kind in "US":
-            np.testing.assert_array_equal(got.outputs[key], value, err_msg=f"{name}: {key}")
-        else:
-            np.testing.assert_allclose(got.outputs[key], value, rtol=1e-5, atol=1e-5, err_msg=f"{name}: {key}")
+    expected, got = both_succeeded(tf_results, {name: (TFTK_LAYERS + SOURCES[name], _inputs())}, name)
+    assert_close_outputs(expected, got, context=name)

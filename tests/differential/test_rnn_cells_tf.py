@@ -10,7 +10,8 @@ and their creation order are compared too: a TF checkpoint of these cells loads 
 import numpy as np
 import pytest
 
-from tests.tf_oracle import require_tf, run_in_tf, run_in_tftk
+from tests.differential.rnn_snippets import EVALUATE_RNN
+from tests.tf_oracle import assert_close_outputs, both_succeeded, require_tf, run_in_tf, run_in_tftk
 
 T, B, D = 5, 3, 4
 
@@ -36,23 +37,7 @@ elif '{mode}' == 'dynamic':
     out, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
 else:  # steps past an example's length: zero outputs, the state carried through
     out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=inputs['lengths'], dtype=tf.float32)
-variables = tf.trainable_variables()
-def flat(s):
-    return [leaf for item in s for leaf in flat(item)] if isinstance(s, (tuple, list)) else [s]
-leaves = flat(state)
-loss = tf.reduce_sum(out * inputs['proj'][:, :, :out.shape.as_list()[2]]) + sum(
-    tf.reduce_sum(s * (0.3 + 0.1 * k)) for k, s in enumerate(leaves))
-grads = tf.gradients(loss, variables + [x])
-with tf.Session() as sess:
-    sess.run(tf.global_variables_initializer())
-    for v in variables:
-        rng = np.random.default_rng(zlib.crc32(v.op.name.encode()))
-        v.load(rng.uniform(-0.6, 0.6, v.shape.as_list()).astype(np.float32), sess)
-    out_v, leaves_v, grads_v = sess.run([out, leaves, grads])
-outputs = {{'out': out_v, 'names': np.array([v.op.name for v in variables]),
-           **{{'state%d' % k: s for k, s in enumerate(leaves_v)}},
-           **{{'grad%d' % k: g for k, g in enumerate(grads_v)}}}}
-"""
+""" + EVALUATE_RNN
 
 TF_CELLS = "from tensorflow.python.keras.layers.legacy_rnn import rnn_cell_impl as cells\n"
 TFTK_CELLS = "cells = tf.nn.rnn_cell\n"
@@ -76,15 +61,8 @@ def tf_results():
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cell_equals_tensorflow(tf_results, name):
-    expected = tf_results[name]
-    got = run_in_tftk(TFTK_CELLS + CASES[name], _inputs())
-    assert expected.error is None, expected.message
-    assert got.error is None, got.message
-    assert list(got.outputs["names"]) == list(expected.outputs["names"])
-    assert sorted(got.outputs) == sorted(expected.outputs)
-    for key, value in expected.outputs.items():
-        if key != "names":
-            np.testing.assert_allclose(got.outputs[key], value, rtol=1e-5, atol=1e-5, err_msg=key)
+    expected, got = both_succeeded(tf_results, {name: (TFTK_CELLS + CASES[name], _inputs())}, name)
+    assert_close_outputs(expected, got, context=name)
 
 
 # A checkpoint written by TF's Saver restores into the same model built with tftk's cells.

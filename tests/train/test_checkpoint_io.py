@@ -106,6 +106,27 @@ def test_flipped_data_byte_fails_the_checksum(tmp_path):
         io.load_arrays(tmp_path / "m")
 
 
+# Fields of the zip headers a flipped byte can hit, which zipfile reports as NotImplementedError (an
+# unknown compression method) or RuntimeError (the encrypted flag): still a corrupted checkpoint.
+HEADER_FIELDS = {"compression_method": (8, 10, 99), "encrypted_flag": (6, 8, 0x01)}
+
+
+@pytest.mark.parametrize("field", sorted(HEADER_FIELDS))
+def test_mangled_zip_header_field_is_data_loss(tmp_path, field):
+    local_offset, central_offset, value = HEADER_FIELDS[field]
+    io.save_arrays(tmp_path / "m", ARRAYS)
+    path = tmp_path / "m.npz"
+    data = bytearray(path.read_bytes())
+    for signature, offset in ((b"PK\x03\x04", local_offset), (b"PK\x01\x02", central_offset)):
+        at = data.find(signature)
+        while at != -1:
+            data[at + offset] |= value
+            at = data.find(signature, at + 1)
+    path.write_bytes(bytes(data))
+    with pytest.raises(DataLossError, match="truncated or corrupted"):
+        io.load_arrays(tmp_path / "m")
+
+
 def test_not_a_zip_is_data_loss(tmp_path):
     (tmp_path / "m.npz").write_bytes(b"hello, not a checkpoint")
     with pytest.raises(DataLossError):

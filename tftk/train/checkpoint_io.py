@@ -198,7 +198,8 @@ def _open(prefix: str | os.PathLike) -> Iterator[tuple[Path, zipfile.ZipFile]]:
         raise NotFoundError(
             None, None, f"Checkpoint data file {path} not found (checkpoint prefix {os.fspath(prefix)!r}): "
             "check the prefix, or use tf.train.latest_checkpoint(<dir>) to find the newest checkpoint") from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError) as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError,
+            NotImplementedError, RuntimeError) as exc:  # zipfile's word for a mangled compression or flag field
         raise DataLossError(
             None, None, f"Checkpoint data file {path} is truncated or corrupted ({exc}): restore an older "
             "checkpoint, or save this one again") from exc
