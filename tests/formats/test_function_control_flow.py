@@ -189,7 +189,9 @@ def test_tensorflow_runs_tftk_frozen_loop_graphs(tmp_path):
     for name in spec:
         assert "error" not in theirs[name], (name, theirs[name])
         for got, want in zip(theirs[name], expected[name]):
-            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=name)
+            # float32 to 1e-5 (the RNN equality tolerance): tftk's vectorised cell kernels and the TF ops
+            # they are written as round differently (a GRU step differed by 2e-7 on a 0.085 value)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.slow  # runs real TensorFlow in a subprocess
