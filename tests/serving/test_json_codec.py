@@ -1,4 +1,4 @@
-"""The REST API's JSON codec gives the same answers with orjson (the fastjson extra) and with the json module."""
+"""The REST API's JSON codec gives the same answers with orjson (in the serve extra) and with the json module."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tftk.serving import json_codec
 def codec(request, monkeypatch):
     """A fresh copy of tftk.serving.json_codec on the given backend."""
     if request.param == "orjson":
-        pytest.importorskip("orjson", reason="the fastjson extra (orjson) is not installed")
+        pytest.importorskip("orjson", reason="orjson (the serve extra) is not installed")
     else:
         monkeypatch.setitem(sys.modules, "orjson", None)  # import orjson fails: the json fallback
     spec = importlib.util.spec_from_file_location("json_codec_under_test", json_codec.__file__)
