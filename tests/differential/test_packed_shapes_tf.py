@@ -1,8 +1,8 @@
 """Shapes given as Python lists holding tensors (`tf.ones([n, 2])`, `tf.reshape(x, [n, -1])`): TF packs
 them into one shape tensor and infers the static shape from the entries it knows; tftk gives the same
 values and the same static shapes, against real TensorFlow. Run-time values reach random shapes,
-tile multiples, broadcast shapes, paddings, slice sizes and the indices and bounds of `x[a:b]`; tftk
-still needs build-time values for one_hot's depth and eye's size (each a one-line error)."""
+tile multiples, broadcast shapes, paddings, slice sizes, the indices and bounds of `x[a:b]`,
+one_hot's depth and eye's size."""
 
 from tests.differential.op_tables import Row, table_tests
 
@@ -32,6 +32,10 @@ EXPRS = {
     "concat_shape": "tf.zeros(tf.concat([[n], [2]], 0))",
     "strided_end": "tf.range(10)[:n * 3]",
     "strided_negative_start": "tf.range(7)[-n:]",
+    "one_hot_depth": "tf.one_hot([0, 1], n + 1)",
+    "one_hot_axis_values": "tf.one_hot([[2], [0]], n + 1, on_value=5, off_value=-1, axis=1)",
+    "eye": "tf.eye(n)",
+    "eye_rectangular_batch": "tf.eye(n, n + 1, batch_shape=[2], dtype=tf.int32)",
 }
 # TF's static shape of a strided slice with any run-time bound keeps less than tftk's (it loses the
 # static axes too, or the rank when a step is a tensor): these rows compare values only.
@@ -51,13 +55,14 @@ graph_def = tf.GraphDef()
 graph_def.ParseFromString(inputs['graph'].tobytes())
 tf.import_graph_def(graph_def, name='')
 with tf.Session() as s:
-    outputs = {name: s.run(name + ':0') for name in ['sliced', 'tiled', 'padded', 'grad']}
+    outputs = {name: s.run(name + ':0') for name in ['sliced', 'tiled', 'padded', 'grad', 'hot']}
 """
 
 
 def test_run_time_shape_ops_written_out_run_in_tensorflow():
-    """tftk's StridedSlice/Tile/Pad with run-time operands and their gradients, written as a GraphDef,
-    are TF's StridedSlice, StridedSliceGrad, Tile and PadV2: TF runs the file to tftk's values."""
+    """tftk's StridedSlice/Tile/Pad/OneHot with run-time operands and their gradients, written as a
+    GraphDef, are TF's StridedSlice, StridedSliceGrad, Tile, PadV2 and OneHot: TF runs the file to
+    tftk's values."""
     import numpy as np
 
     import tftk
@@ -71,8 +76,9 @@ def test_run_time_shape_ops_written_out_run_in_tensorflow():
         padded = tftk.identity(tftk.pad(x, [[0, n], [0, 0], [1, n]], constant_values=-1.0), name="padded")
         loss = tftk.reduce_sum(sliced ** 2) + tftk.reduce_sum(tiled * 3.0) + tftk.reduce_sum(padded ** 3)
         tftk.identity(tftk.gradients(loss, x)[0], name="grad")
+        tftk.identity(tftk.one_hot([[1, 0]], n + 1, axis=1), name="hot")
         with tftk.Session() as sess:
-            expected = sess.run({k: k + ":0" for k in ("sliced", "tiled", "padded", "grad")})
+            expected = sess.run({k: k + ":0" for k in ("sliced", "tiled", "padded", "grad", "hot")})
         blob = np.frombuffer(graph.as_graph_def().SerializeToString(), np.uint8)
     cases = {"exported": (EXPORTED, {"graph": blob})}
     tf_result, _ = both_succeeded(run_in_tf(cases), cases, "exported")

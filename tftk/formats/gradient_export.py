@@ -116,6 +116,13 @@ def _pad_dynamic(op) -> list:
                                Tpaddings=paddings.dtype)
 
 
+def _one_hot_dynamic(op) -> list:
+    """OneHotDynamic(indices, depth, on, off): TF's OneHot, whose depth is a tensor anyway."""
+    indices = op.inputs[0]
+    return _Builder(op).finish("OneHot", [_source(t) for t in op.inputs], T=op.outputs[0].dtype, TI=indices.dtype,
+                               axis=int(op.attrs["axis"]) if op.attrs["axis"] != indices.shape.ndims else -1)
+
+
 def _expand_reduced(op) -> list:
     """The reduced axes put back as size-1 dims: one ExpandDims per axis (front-counted ones in
     increasing order, then back-counted ones from the end), as np.expand_dims(g, axes) does."""
@@ -325,7 +332,7 @@ def _index_row_grad(op) -> list:
 HELPERS: dict[str, Callable] = {
     "SumToShape": _sum_to_shape, "SumToShapeOf": _sum_to_shape_of, "BroadcastLike": _broadcast_like,
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
-    "TileDynamic": _tile_dynamic, "PadDynamic": _pad_dynamic,
+    "TileDynamic": _tile_dynamic, "PadDynamic": _pad_dynamic, "OneHotDynamic": _one_hot_dynamic,
     "StridedSliceDynamic": _run_time_slice("StridedSlice"), "StridedSliceGradDynamic": _run_time_slice("StridedSliceGrad"),
     "ReducedCount": _reduced_count, "SumKeep": _sum_keep, "BroadcastTo": _broadcast_to,
     "MaxPoolGrad": _max_pool_grad, "SafeLog": _safe_log, "EmbeddingLookup": _embedding_lookup,

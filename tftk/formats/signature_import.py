@@ -28,6 +28,7 @@ from tftk.framework.ops import Tensor, get_default_graph
 from tftk.formats.op_table import UnsupportedNodeError, _static
 from tftk.formats.op_signatures import ATTR_ALIASES, ATTR_FOR_INPUT
 from tftk.ops.array_function import function_attrs
+from tftk.ops.constant_value import constant_value
 
 __all__ = ["signature_builder", "import_op_modules", "OP_PACKAGES", "as_bytes_where_needed", "attrs_from_inputs",
            "UNSUPPORTED"]
@@ -198,7 +199,8 @@ def signature_builder(node: Any) -> Callable | None:
 
 def _one_hot(x: Sequence[Tensor], a: dict, name: str):
     from tftk.ops.sequence_ops import one_hot
-    return one_hot(x[0], int(_static(x[1], name, "depth")), x[2], x[3], axis=a.get("axis", -1), name=name)
+    depth = x[1] if constant_value(x[1]) is None else int(constant_value(x[1]))  # run-time depths too
+    return one_hot(x[0], depth, x[2], x[3], axis=a.get("axis", -1), name=name)
 
 
 def _suppression(x: Sequence[Tensor], a: dict, name: str):

@@ -181,12 +181,27 @@ def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, 
         name: str | None = None) -> Tensor:
     """Identity matrices [*batch_shape, num_rows, num_columns] (ones on the main diagonal)."""
     with name_scope(name, "eye"):
+        sizes = [num_rows] + ([] if num_columns is None else [num_columns])
+        if any(isinstance(v, Tensor) and constant_value(v) is None for v in sizes):
+            return _eye_at_run_time(num_rows, num_columns, batch_shape, dtype)
         rows = int(constant_value(num_rows))
         cols = rows if num_columns is None else int(constant_value(num_columns))
         batch = [] if batch_shape is None else [int(v) for v in np.atleast_1d(constant_value(batch_shape))]
         value = np.broadcast_to(np.eye(rows, cols, dtype=dtypes.as_dtype(dtype).as_numpy_dtype),
                                 batch + [rows, cols])
         return constant(np.ascontiguousarray(value), name="eye")
+
+
+def _eye_at_run_time(num_rows: Any, num_columns: Any, batch_shape: Any, dtype: Any) -> Tensor:
+    """An identity whose size is known only at run time, as TF builds it: ones on a diagonal of
+    min(rows, columns) entries, set into zeros (or made a square diagonal matrix)."""
+    batch = [] if batch_shape is None else [int(v) for v in np.atleast_1d(constant_value(batch_shape))]
+    rows = convert_to_tensor(num_rows, dtype=dtypes.int32)
+    cols = rows if num_columns is None else convert_to_tensor(num_columns, dtype=dtypes.int32)
+    ones = array_ops.ones(batch + [math_ops.minimum(rows, cols) if num_columns is not None else rows], dtype)
+    if num_columns is None:
+        return matrix_diag(ones)
+    return matrix_set_diag(array_ops.zeros(batch + [rows, cols], dtype), ones)
 
 
 def _bind_band_part(op, ctx):

@@ -116,18 +116,32 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, na
 
 # ---- one_hot / unique / invert_permutation ------------------------------------------------------
 
+def _one_hot(indices: np.ndarray, depth: int, on: np.ndarray, off: np.ndarray, axis: int, npd: Any) -> np.ndarray:
+    hot = np.expand_dims(indices, axis) == np.arange(depth).reshape((-1,) + (1,) * (indices.ndim - axis))
+    return np.where(hot, on, off).astype(npd, copy=False)
+
+
 def _bind_one_hot(op, ctx):
     axis, depth = op.get_attr("axis"), op.get_attr("depth")
     npd = op.outputs[0].dtype.as_numpy_dtype
+    return lambda indices, on, off: _one_hot(indices, depth, on, off, axis, npd)
 
-    def kernel(indices, on, off):
-        hot = np.expand_dims(indices, axis) == np.arange(depth).reshape((-1,) + (1,) * (indices.ndim - axis))
-        return np.where(hot, on, off).astype(npd, copy=False)
+
+def _bind_one_hot_dynamic(op, ctx):
+    """OneHotDynamic(indices, depth, on, off): the depth a scalar known at run time (TF's OneHot's inputs)."""
+    axis, npd = op.get_attr("axis"), op.outputs[0].dtype.as_numpy_dtype
+
+    def kernel(indices, depth, on, off):
+        if int(depth) < 0:
+            from tftk.framework import errors
+            raise errors.InvalidArgumentError(None, op, f"depth must be non-negative, got {int(depth)}")
+        return _one_hot(indices, int(depth), on, off, axis, npd)
     return kernel
 
 
 registry.register_op("OneHot", _bind_one_hot)
-registry.not_differentiable("OneHot")
+registry.register_op("OneHotDynamic", _bind_one_hot_dynamic)
+registry.not_differentiable("OneHot", "OneHotDynamic")
 
 
 def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: int | None = None,
@@ -136,9 +150,13 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
     idx = convert_to_tensor(indices)
     if not idx.dtype.is_integer:
         raise TypeError(f"OneHot: indices must be integers, got {idx.dtype.name}")
-    depth = int(static_ints(depth, "depth", "OneHot")[0])
-    if depth < 0:
-        raise ValueError(f"OneHot: depth must be non-negative, got {depth}")
+    run_time_depth = None
+    if isinstance(depth, Tensor) and constant_value(depth) is None:
+        run_time_depth, depth = math_ops.cast(depth, dtypes.int32), None
+    else:
+        depth = int(static_ints(depth, "depth", "OneHot")[0])
+        if depth < 0:
+            raise ValueError(f"OneHot: depth must be non-negative, got {depth}")
     given = [v for v in (on_value, off_value) if v is not None]
     if dtype is not None:
         out = dtypes.as_dtype(dtype)
@@ -160,6 +178,8 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
         raise ValueError(f"OneHot: axis {axis} must be in [-1, {rank}]")
     shape = TensorShape(None) if dims is None else TensorShape(dims[:axis] + (depth,) + dims[axis:])
     with op_scope(name, "one_hot", [idx]) as scope:  # TF names the op after its scope: 'one_hot'
+        if run_time_depth is not None:
+            return make_op("OneHotDynamic", [idx, run_time_depth, on, off], out, shape, scope, {"axis": axis})
         return make_op("OneHot", [idx, on, off], out, shape, scope, {"axis": axis, "depth": depth})
 
 
