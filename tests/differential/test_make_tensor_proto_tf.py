@@ -2,10 +2,9 @@
 the proto read back (tf.make_ndarray) has TF's dtype, shape and values; bad arguments raise TF's
 error class."""
 
-import numpy as np
 import pytest
 
-from tests.tf_oracle import require_tf, run_in_tf, run_in_tftk
+from tests.tf_oracle import assert_same_outputs, require_tf, run_in_tf, run_in_tftk
 
 SNIPPET = """
 proto = tf.make_tensor_proto({call})
@@ -52,6 +51,4 @@ def test_make_tensor_proto_equals_tensorflow(tf_results, name):
     expected, got = tf_results[name], run_in_tftk(CASES[name], {})
     assert got.error == expected.error, (got.message, expected.message)
     if expected.error is None:
-        for key, value in expected.outputs.items():
-            assert got.outputs[key].dtype == value.dtype, key
-            np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+        assert_same_outputs(expected, got)

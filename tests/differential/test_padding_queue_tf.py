@@ -2,10 +2,9 @@
 vary in size come out of dequeue_many padded with zeros (empty strings) to the batch's largest, along
 every dimension declared None; the errors for shapes of unknown rank and for a short closed queue."""
 
-import numpy as np
 import pytest
 
-from tests.tf_oracle import require_tf, run_in_tf, run_in_tftk
+from tests.tf_oracle import assert_same_outputs, require_tf, run_in_tf, run_in_tftk
 
 QUEUE = """
 q = tf.PaddingFIFOQueue(10, [tf.int32, tf.string, tf.float32], shapes=[[None], [None], [2, None]])
@@ -64,7 +63,4 @@ def test_padding_queue_equals_tensorflow(tf_results, name):
     expected, got = tf_results[name], run_in_tftk(CASES[name], {})
     assert got.error == expected.error, (got.message, expected.message)
     if expected.error is None:
-        assert sorted(got.outputs) == sorted(expected.outputs)
-        for key, value in expected.outputs.items():
-            assert got.outputs[key].dtype == value.dtype, key
-            np.testing.assert_array_equal(got.outputs[key], value, err_msg=key)
+        assert_same_outputs(expected, got)

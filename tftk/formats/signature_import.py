@@ -199,7 +199,8 @@ def signature_builder(node: Any) -> Callable | None:
 
 def _one_hot(x: Sequence[Tensor], a: dict, name: str):
     from tftk.ops.sequence_ops import one_hot
-    depth = x[1] if constant_value(x[1]) is None else int(constant_value(x[1]))  # run-time depths too
+    known = constant_value(x[1])
+    depth = x[1] if known is None else int(known)  # run-time depths too
     return one_hot(x[0], depth, x[2], x[3], axis=a.get("axis", -1), name=name)
 
 

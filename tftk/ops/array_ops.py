@@ -9,7 +9,7 @@ import numpy as np
 from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope, register_auto_packing
 from tftk.framework.tensor_shape import TensorShape
-from tftk.ops.constant_value import constant_value, static_axis
+from tftk.ops.constant_value import constant_value, known_entries, static_axis
 from tftk.ops.op_builder import make_multi_op, make_op
 
 __all__ = [
@@ -148,8 +148,8 @@ def partial_shape(shape_tensor: Tensor) -> TensorShape:
     if shape_tensor.op.type == "Shape":
         return shape_tensor.op.inputs[0].shape
     if shape_tensor.op.type == "Pack" and all(t.shape.ndims == 0 for t in shape_tensor.op.inputs):
-        known = [constant_value(t) for t in shape_tensor.op.inputs]  # [n, 2]: (?, 2), as TF infers it
-        return TensorShape([None if v is None or int(v) < 0 else int(v) for v in known])
+        known = known_entries(shape_tensor)  # [n, 2]: (?, 2), as TF infers it
+        return TensorShape([None if v is None or v < 0 else v for v in known])
     if shape_tensor.op.type == "ConcatV2" and shape_tensor.shape.ndims == 1:  # pieces of a shape, each known or not
         parts = [partial_shape(t) if (v := constant_value(t)) is None else TensorShape([int(d) for d in v])
                  for t in shape_tensor.op.inputs]

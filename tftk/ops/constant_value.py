@@ -33,3 +33,15 @@ def static_axis(axis: Any, rank: int | None, op_name: str) -> int:
     elif a < 0:
         raise ValueError(f"{op_name}: a negative axis needs an input of known rank")
     return a
+
+
+def known_entries(vector: Any) -> list | None:
+    """The entries of a 1-D int tensor known at build time (None for the others): all of a constant's,
+    those of a Pack of scalars that are constants; None when even its length is unknown."""
+    value = constant_value(vector)
+    if value is not None:
+        return [int(v) for v in np.atleast_1d(value)]
+    if vector.op.type == "Pack" and all(t.shape.ndims == 0 for t in vector.op.inputs):
+        return [None if (v := constant_value(t)) is None else int(v) for t in vector.op.inputs]
+    n = vector.shape.num_elements() if vector.shape.ndims == 1 else None
+    return None if n is None else [None] * n

@@ -16,7 +16,7 @@ from tftk.framework import dtypes
 from tftk.framework.graph_keys import GraphKeys
 from tftk.framework.ops import (Tensor, add_to_collection, add_to_collections, control_dependencies, convert_to_tensor,
                                 name_scope)
-from tftk.ops import array_ops, conv_pool_ops, init_ops, math_ops, nn_ops
+from tftk.ops import array_ops, conv_pool_ops, init_ops, nn_ops
 from tftk.ops import layers as core_layers
 from tftk.ops.control_flow_ops import cond
 from tftk.ops.variable_scope import get_variable, variable_scope
@@ -235,12 +235,7 @@ def _with_updates(outputs: Tensor, moving_mean: Any, moving_variance: Any, mean:
     `updates_collections`, or run before `outputs` when it is None. With a tensor `training` the
     updates happen only in runs where it is true (elsewhere the ops give the moving values)."""
     def update() -> list:
-        ops = []
-        for moving, batch, scope in ((moving_mean, mean, "AssignMovingAvg"),
-                                     (moving_variance, variance, "AssignMovingAvg_1")):
-            with name_scope(scope):
-                ops.append(moving.assign_sub(math_ops.multiply(math_ops.subtract(moving.value(), batch), 1.0 - decay)))
-        return ops
+        return core_layers.moving_average_updates([(moving_mean, mean), (moving_variance, variance)], decay)
 
     ops = update() if training is True else list(cond(training, update, lambda: [moving_mean.value(),
                                                                                   moving_variance.value()]))

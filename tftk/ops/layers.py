@@ -172,6 +172,17 @@ def dropout(inputs: Any, rate: float = 0.5, noise_shape: Any = None, seed: int |
                     lambda: array_ops.identity(x))
 
 
+def moving_average_updates(pairs: list, momentum: float) -> list[Tensor]:
+    """moving -= (1 - momentum) * (moving - batch) for each (moving variable, batch statistic), in
+    scopes AssignMovingAvg, AssignMovingAvg_1, ... as TF names batch norm's updates."""
+    updates = []
+    for k, (moving, batch) in enumerate(pairs):
+        with name_scope("AssignMovingAvg" + (f"_{k}" if k else "")):
+            updates.append(moving.assign_sub(math_ops.multiply(math_ops.subtract(moving.value(), batch),
+                                                               1.0 - momentum)))
+    return updates
+
+
 def unbiased_variance(x: Tensor, variance: Tensor, axes: list[int]) -> Tensor:
     """variance * n / (n - 1), n the elements averaged per channel: the variance TF's fused batch-norm
     kernel hands the moving average (its output is normalised with the biased one)."""
@@ -240,14 +251,8 @@ def batch_normalization(inputs: Any, axis: int = -1, momentum: float = 0.99, eps
                 convert_to_tensor(training, dtype=dtypes.bool), batch_moments,
                 lambda: (array_ops.identity(moving_mean.value()), array_ops.identity(moving_var.value()),
                          array_ops.identity(moving_var.value())))
-        decay = 1.0 - momentum
-        with name_scope("AssignMovingAvg"):
-            update_mean = moving_mean.assign_sub(math_ops.multiply(math_ops.subtract(moving_mean.value(), mean), decay))
-        with name_scope("AssignMovingAvg_1"):
-            update_var = moving_var.assign_sub(math_ops.multiply(math_ops.subtract(moving_var.value(),
-                                                                                   variance_for_average), decay))
-        add_to_collection(GraphKeys.UPDATE_OPS, update_mean.op)
-        add_to_collection(GraphKeys.UPDATE_OPS, update_var.op)
+        for update in moving_average_updates([(moving_mean, mean), (moving_var, variance_for_average)], momentum):
+            add_to_collection(GraphKeys.UPDATE_OPS, update.op)
         return nn_ops.batch_normalization(x, as_input_shape(mean), as_input_shape(variance), as_input_shape(beta),
                                           as_input_shape(gamma), epsilon)
 

@@ -11,7 +11,7 @@ from tftk.framework import dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels.scatter import scatter_into_zeros
-from tftk.ops.constant_value import constant_value, static_ints
+from tftk.ops.constant_value import constant_value, known_entries, static_ints
 from tftk.ops.op_builder import make_op
 
 __all__ = ["getitem", "strided_slice_key", "slice", "strided_slice", "boolean_mask", "masked_key",
@@ -175,21 +175,10 @@ def strided_slice_at_run_time(x: Tensor, begin: Tensor, end: Tensor, strides: Te
                    _run_time_slice_shape(x.shape, begin, end, strides, masks), name, {"masks": tuple(masks)})
 
 
-def _known_entries(vector: Tensor) -> list | None:
-    """The entries of a 1-D int tensor known at build time (None for the others); None if its length is not."""
-    value = constant_value(vector)
-    if value is not None:
-        return [int(v) for v in np.atleast_1d(value)]
-    if vector.op.type == "Pack" and all(t.shape.ndims == 0 for t in vector.op.inputs):
-        return [None if (v := constant_value(t)) is None else int(v) for t in vector.op.inputs]
-    n = vector.shape.num_elements()
-    return None if n is None else [None] * n
-
-
 def _run_time_slice_shape(shape: TensorShape, begin: Tensor, end: Tensor, strides: Tensor, masks: tuple) -> TensorShape:
     """The static shape of a slice with run-time bounds: the rank, and the size of each axis whose
     begin (or begin mask), end (or end mask) and stride are all known at build time."""
-    known = [_known_entries(v) for v in (begin, end, strides)]
+    known = [known_entries(v) for v in (begin, end, strides)]
     if shape.ndims is None or any(k is None for k in known):
         return TensorShape(None)
     b, e, st = known
