@@ -34,12 +34,7 @@ QUICK = ["core_ops_table:floor", "core_ops_table:sign", "core_ops_table:round", 
          "image_more_tf:non_max_suppression_overlaps", "special_math_more_tf:ndtri"]
 QUICK = [name for name in QUICK if name in CASES]
 # Rows whose graph keeps nodes tftk cannot export in TF's form and cannot read back in its own.
-KNOWN_EXPORT_GAPS = {
-    "core_ops_table:reduce_max_axisall": "gradient_export cannot write the SumKeep of an input of unknown rank",
-    "core_ops_table:reduce_min_axisall": "gradient_export cannot write the SumKeep of an input of unknown rank",
-    "signal_ops_tf:frame_pad_end": "a Pad with constant_values (TF's PadV2) is written in tftk's form, whose "
-                                   "paddings attr has no AttrValue form",
-}
+KNOWN_EXPORT_GAPS: dict[str, str] = {}
 
 
 def _round_trip(name: str) -> set:

@@ -116,6 +116,17 @@ def _pad_dynamic(op) -> list:
                                Tpaddings=paddings.dtype)
 
 
+def _pad_v2(op) -> list | None:
+    """A Pad whose constant_values is not zero: TF's PadV2 (TF's Pad pads with zeros only, and is
+    written from its signature)."""
+    x, value = op.inputs[0], op.attrs["constant_values"]
+    if not np.any(value):
+        return None
+    b = _Builder(op)
+    return b.finish("PadV2", [_source(x), b.const("paddings", [list(p) for p in op.attrs["paddings"]]),
+                              b.const("constant_values", value, x.dtype)], T=x.dtype, Tpaddings=b.int32)
+
+
 def _one_hot_dynamic(op) -> list:
     """OneHotDynamic(indices, depth, on, off): TF's OneHot, whose depth is a tensor anyway."""
     indices = op.inputs[0]
@@ -148,10 +159,15 @@ def _reduced_count(op) -> list:
 
 
 def _sum_keep(op) -> list:
+    """SumKeep(x): TF's Sum with keep_dims; all axes of an input of unknown rank are range(rank(x))."""
     b, x = _Builder(op), op.inputs[0]
     axes = op.attrs["axis"]
-    axes = list(range(x.shape.ndims)) if axes is None else list(axes)
-    return b.finish("Sum", [_source(x), b.const("axes", axes)], T=x.dtype, Tidx=b.int32, keep_dims=True)
+    if axes is None and x.shape.ndims is None:
+        rank = b.add("rank", "Rank", [_source(x)], T=x.dtype)
+        axes_node = b.add("axes", "Range", [b.const("start", 0), rank, b.const("delta", 1)], Tidx=b.int32)
+    else:
+        axes_node = b.const("axes", list(range(x.shape.ndims)) if axes is None else list(axes))
+    return b.finish("Sum", [_source(x), axes_node], T=x.dtype, Tidx=b.int32, keep_dims=True)
 
 
 def _broadcast_to(op) -> list:
@@ -332,7 +348,7 @@ def _index_row_grad(op) -> list:
 HELPERS: dict[str, Callable] = {
     "SumToShape": _sum_to_shape, "SumToShapeOf": _sum_to_shape_of, "BroadcastLike": _broadcast_like,
     "ReshapeLike": _reshape_to_input, "ReshapeDynamic": _reshape_to_input, "ExpandReduced": _expand_reduced,
-    "TileDynamic": _tile_dynamic, "PadDynamic": _pad_dynamic, "OneHotDynamic": _one_hot_dynamic,
+    "TileDynamic": _tile_dynamic, "PadDynamic": _pad_dynamic, "Pad": _pad_v2, "OneHotDynamic": _one_hot_dynamic,
     "StridedSliceDynamic": _run_time_slice("StridedSlice"), "StridedSliceGradDynamic": _run_time_slice("StridedSliceGrad"),
     "ReducedCount": _reduced_count, "SumKeep": _sum_keep, "BroadcastTo": _broadcast_to,
     "MaxPoolGrad": _max_pool_grad, "SafeLog": _safe_log, "EmbeddingLookup": _embedding_lookup,
@@ -347,7 +363,7 @@ HELPERS: dict[str, Callable] = {
 # the converter) is not one of tftk's helpers and keeps its own form.
 _READS = {"SumToShape": ("shape",), "ExpandReduced": ("axis",), "SumKeep": ("axis",), "BroadcastTo": ("shape",),
           "ConcatGradSlice": ("axis", "index"), "Split": ("axis", "sizes"), "StridedSlice": ("key",),
-          "StridedSliceGrad": ("key",), "LSTMBlockCellGrad": ("use_peephole",)}
+          "StridedSliceGrad": ("key",), "LSTMBlockCellGrad": ("use_peephole",), "Pad": ("paddings", "constant_values")}
 
 
 def helper_nodes(op) -> list | None:

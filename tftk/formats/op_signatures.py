@@ -53,8 +53,8 @@ ATTR_ALIASES = {"seq_dim": "seq_axis", "batch_dim": "batch_axis", "max_images": 
 # StringSplitV2, which splits at a whole separator; TF's StringSplit at any of its characters).
 _TF_FORM_WHEN = {"StringSplit": lambda op: bool(op.attrs.get("char_set")),
                  "TileGrad": lambda op: False,  # TF's takes (grad, multiples), tftk's (grad, x)
-                 "NonMaxSuppression": lambda op: False,  # tftk's is TF's NonMaxSuppressionV3
-                 "Pad": lambda op: not np.any(op.attrs.get("constant_values", 0))}  # else TF's PadV2
+                 "NonMaxSuppression": lambda op: False}  # tftk's is TF's NonMaxSuppressionV3
+# (a Pad with non-zero constant_values is TF's PadV2: gradient_export writes it)
 # TF's input arg name -> tftk's input name (as declared in OpKind.extra["input_names"]).
 _INPUT_ALIASES = {"rho": ("decay",), "grad": ("values",), "alpha": ("lr",), "delta": ("grad",)}
 
