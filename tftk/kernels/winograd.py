@@ -147,67 +147,64 @@ WINDOW = 8  # the most terms a transform sums (F(4, 5)'s input tiles are 8x8)
 
 
 @njit(cache=True, inline="always")
-def _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, count, run):  # pragma: no cover - compiled
-    """dst[:run] = sum_{x < count} coef[x] * s_x[:run] (count <= WINDOW; coef is 0 from `count` on), in one
-    pass and one store.
+def _combine(dst, row, src, first, stride, taps, coef, count, run):  # pragma: no cover - compiled
+    """dst[row, :run] = sum_{x < count} coef[x] * src[first + taps[x]*stride, :run] (count <= WINDOW; coef is 0
+    from `count` on, where the row read is the first again), in one pass and one store.
 
     One expression instead of a pass of dst += coef * s per term (each a load and a store of dst):
     LeNet's 16->32 input transform went from 0.86 to 0.62 ms, and the layer's three kernels ran
     10-19% faster (deep-MNIST's 32->64 too). Branches for 4 and 6 terms (most rows of B^T and G have
-    4 or 6 nonzeros): the filter gradient's dy transform 1.03 -> 0.72 ms. Inlined, with views indexed
-    by the loop counter, so LLVM vectorizes it; as a called function its eight view arguments cost
-    more than the loop.
+    4 or 6 nonzeros): the filter gradient's dy transform 1.03 -> 0.72 ms. Inlined, with 2-D arrays
+    indexed [row, loop counter], so LLVM vectorizes the loop and a run costs a few integer operations
+    to start: with a view sliced per source row (eight views a call) starting a run cost more than
+    its 256 floats of sums, and LeNet's 16->32 input transform took 0.64 ms against 0.28 here.
     """
     c0, c1, c2, c3, c4, c5, c6, c7 = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6], coef[7]
+    r0 = first + taps[0] * stride
+    r1 = first + taps[1] * stride if count > 1 else r0
+    r2 = first + taps[2] * stride if count > 2 else r0
+    r3 = first + taps[3] * stride if count > 3 else r0
+    r4 = first + taps[4] * stride if count > 4 else r0
+    r5 = first + taps[5] * stride if count > 5 else r0
+    r6 = first + taps[6] * stride if count > 6 else r0
+    r7 = first + taps[7] * stride if count > 7 else r0
     if count <= 4:
         for k in range(run):
-            dst[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
+            dst[row, k] = c0 * src[r0, k] + c1 * src[r1, k] + c2 * src[r2, k] + c3 * src[r3, k]
     elif count <= 6:
         for k in range(run):
-            dst[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k] + c4 * s4[k] + c5 * s5[k]
+            dst[row, k] = (c0 * src[r0, k] + c1 * src[r1, k] + c2 * src[r2, k] + c3 * src[r3, k]
+                           + c4 * src[r4, k] + c5 * src[r5, k])
     else:
         for k in range(run):
-            dst[k] = (c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k]
-                      + c4 * s4[k] + c5 * s5[k] + c6 * s6[k] + c7 * s7[k])
-
-
-@njit(cache=True, inline="always")
-def _combine_runs(dst, src, first, stride, taps, coef, count, run):  # pragma: no cover - compiled
-    """dst[:run] = sum_{x < count} coef[x] * src[first + taps[x]*stride :][:run]; the slots from `count` on
-    (coefficient 0) read the first run again."""
-    s0 = src[first + taps[0] * stride:]
-    s1 = src[first + taps[1] * stride:] if count > 1 else s0
-    s2 = src[first + taps[2] * stride:] if count > 2 else s0
-    s3 = src[first + taps[3] * stride:] if count > 3 else s0
-    s4 = src[first + taps[4] * stride:] if count > 4 else s0
-    s5 = src[first + taps[5] * stride:] if count > 5 else s0
-    s6 = src[first + taps[6] * stride:] if count > 6 else s0
-    s7 = src[first + taps[7] * stride:] if count > 7 else s0
-    _combine(dst, s0, s1, s2, s3, s4, s5, s6, s7, coef, count, run)
+            dst[row, k] = (c0 * src[r0, k] + c1 * src[r1, k] + c2 * src[r2, k] + c3 * src[r3, k]
+                           + c4 * src[r4, k] + c5 * src[r5, k] + c6 * src[r6, k] + c7 * src[r7, k])
 
 
 @njit(cache=True)
 def _tile_transform(src, coefs, taps, counts, step, ny, nx, run, out, tmp):  # pragma: no cover - compiled
-    """out[a*n + b, ty*nx + tx] = (P d P^T)[a, b] for every window d of src, each element a run of `run` floats.
+    """out[(a*n + b)*ny*nx + ty*nx + tx, :] = (P d P^T)[a, b] for every window d of src, each element a run of
+    `run` floats.
 
     src is [rows, cols * run] (HWNC flattened: a pixel is `run` floats); window (ty, tx) starts at pixel
     (ty*step, tx*step). P's row a is given by its nonzero terms (`_terms`): counts[a] coefficients
     coefs[a] at window positions taps[a], in order, so the sums run as a plain product's would, zeros
-    skipped. Two passes: down the columns on whole rows of pixels (src's rows flattened, so each
-    window row is one run), then along each window's row.
+    skipped. Two passes: down the columns on whole rows of pixels (each window row one run), into
+    tmp [n, cols * run], then along each window's row.
     """
     n = coefs.shape[0]
     width = src.shape[1]
-    flat = src.reshape(-1)
+    tiles = ny * nx
+    pixels = tmp.reshape(n * (width // run), run)
+    per_row = width // run
     for ty in range(ny):
         for a in range(n):
-            _combine_runs(tmp[a], flat, ty * step * width, width, taps[a], coefs[a], counts[a], width)
+            _combine(tmp, a, src, ty * step, 1, taps[a], coefs[a], counts[a], width)
         for tx in range(nx):
             for a in range(n):
-                line = tmp[a]
                 for b in range(n):
-                    _combine_runs(out[a * n + b, ty * nx + tx], line, tx * step * run, run, taps[b], coefs[b],
-                                  counts[b], run)
+                    _combine(out, (a * n + b) * tiles + ty * nx + tx, pixels, a * per_row + tx * step, 1, taps[b],
+                             coefs[b], counts[b], run)
 
 
 def _terms(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -235,38 +232,31 @@ def _transform_terms(m: int, r: int, which: int) -> tuple[np.ndarray, np.ndarray
 def _output_transform(prod, coefs, taps, counts, alpha, ny, nx, images, b0, y, rows, out):  # pragma: no cover
     """y[b0 + image, tile's pixels, :] = A^T M A of every (tile, image), M its products, cropped at y's edge.
 
-    prod is [alpha^2, (tile, image, channel)] (point (a, b) in row a*alpha + b); A^T is given by its
-    `_terms`; rows [TILE * alpha, images * channels] and out [TILE^2, same] are one tile's scratch,
-    so they stay in cache between the row pass, the column pass and the copy into y. Against two
-    sgemms over the whole chunk and a transposing copy: LeNet's 16->32 forward 0.93 -> 0.88 ms,
-    deep-MNIST's 32->64 1.36 -> 1.19 ms (1 thread), same bits.
+    prod is [alpha^2 * tiles, images * channels] (point (a, b) of a tile in row (a*alpha + b)*tiles + tile);
+    A^T is given by its `_terms`; rows [TILE * alpha, images * channels] and out [TILE^2, same] are one
+    tile's scratch, so they stay in cache between the row pass, the column pass and the copy into y.
+    Against two sgemms over the whole chunk and a transposing copy: LeNet's 16->32 forward 0.93 -> 0.88
+    ms, deep-MNIST's 32->64 1.36 -> 1.19 ms (1 thread), same bits.
     """
     m = coefs.shape[0]
-    width = prod.shape[1]
     oh, ow, co = y.shape[1], y.shape[2], y.shape[3]
     per_tile = images * co
-    products = prod.reshape(-1)
-    row_sums = rows.reshape(-1)
-    for tile in range(ny * nx):
+    tiles = ny * nx
+    for tile in range(tiles):
         ty = tile // nx
         tx = tile - ty * nx
-        first = tile * per_tile
         for i in range(m):
             for b in range(alpha):
-                _combine_runs(rows[i * alpha + b], products, b * width + first, alpha * width, taps[i], coefs[i],
-                              counts[i], per_tile)
+                _combine(rows, i * alpha + b, prod, b * tiles + tile, alpha * tiles, taps[i], coefs[i], counts[i],
+                         per_tile)
         for i in range(m):
             for j in range(m):
-                _combine_runs(out[i * m + j], row_sums, i * alpha * per_tile, per_tile, taps[j], coefs[j], counts[j],
-                              per_tile)
+                _combine(out, i * m + j, rows, i * alpha, 1, taps[j], coefs[j], counts[j], per_tile)
         for i in range(min(m, oh - ty * m)):
             for j in range(min(m, ow - tx * m)):
-                pixel = out[i * m + j]
                 for image in range(images):
-                    dst = y[b0 + image, ty * m + i, tx * m + j]
-                    src = pixel[image * co:]
                     for k in range(co):
-                        dst[k] = src[k]
+                        y[b0 + image, ty * m + i, tx * m + j, k] = out[i * m + j, image * co + k]
 
 
 @njit(cache=True)
@@ -319,10 +309,10 @@ class _Tiling:
 
     def input_tiles(self, src: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray], run: int,
                     name: str) -> np.ndarray:
-        """[alpha^2, ny*nx, run] transformed windows of src (at stride TILE; the transform's `_terms`)."""
+        """[alpha^2 * ny*nx, run] transformed windows of src (at stride TILE; the transform's `_terms`)."""
         coefs, taps, counts = terms
         n = coefs.shape[0]
-        out = _buffer(name, (n * n, self.ny * self.nx, run))
+        out = _buffer(name, (n * n * self.ny * self.nx, run))
         tmp = _buffer("lines", (n, src.shape[1]))
         _tile_transform(src, coefs, taps, counts, TILE, self.ny, self.nx, run, out, tmp)
         return out
@@ -349,7 +339,8 @@ def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[Pair, Pair]) -> np.ndarray:
         np.matmul(v.reshape(t.alpha ** 2, -1, t.c), u, out=prod.reshape(t.alpha ** 2, -1, co))
         rows = _buffer("rows", (TILE * t.alpha, images * co))
         out = _buffer("output", (TILE * TILE, images * co))
-        _output_transform(prod, *_transform_terms(TILE, r, 0), t.alpha, t.ny, t.nx, images, b0, y, rows, out)
+        _output_transform(prod.reshape(-1, images * co), *_transform_terms(TILE, r, 0), t.alpha, t.ny, t.nx, images,
+                          b0, y, rows, out)
     return y
 
 
