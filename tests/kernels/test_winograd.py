@@ -54,7 +54,9 @@ def test_tile_transform_computes_p_d_pt_of_every_window(m, r, which):
     (np.float32, (4, 14, 13, 16), (3, 5, 16, 16), (1, 1), (1, 1), False),   # not square
     (np.float32, (4, 14, 13, 16), (7, 7, 16, 16), (1, 1), (1, 1), False),   # no transform for 7x7
     (np.float32, (64, 28, 28, 1), (5, 5, 1, 32), (1, 1), (1, 1), False),    # 1 channel: taps by rows
-    (np.float32, (64, 14, 14, 8), (3, 3, 8, 8), (1, 1), (1, 1), False),     # too few channels
+    (np.float32, (64, 14, 14, 8), (3, 3, 8, 8), (1, 1), (1, 1), True),
+    (np.float32, (64, 14, 14, 4), (3, 3, 4, 8), (1, 1), (1, 1), False),     # too few channels
+    (np.float32, (64, 14, 14, 8), (5, 5, 8, 2), (1, 1), (1, 1), False),
 ])
 def test_applies_to_stride1_float32_square_filters_with_channels(dtype, x_shape, w_shape, strides, dilations,
                                                                  expected):

@@ -51,11 +51,12 @@ Pair = tuple[int, int]
 
 TILE = 4  # outputs per tile side
 FILTERS = (3, 5)  # square filter sizes with a transform here
-# Below these the transforms cost more than the products they save (1 thread, against im2col): 8->8
-# channels ran 1.2-1.75x slower (3x3 filters on 64x14x14) and even (5x5); 16->16 3x3 on 32x32x32 ran
-# 0.8-0.9x, LeNet's 16->32 5x5 ~0.7x, deep-MNIST's 32->64 ~0.55x. With few tiles (4 images of 7x7:
-# 16 sgemm rows) the sgemms are too short and the filter transform dominates (2-2.7x slower).
-MIN_CHANNELS = 16
+# Below these the transforms cost more than the products they save (1 thread, against im2col; forward,
+# input and filter gradient): 8 channels took 0.45-0.75x im2col's time (64x14x14, 3x3 8->8: 0.34/0.34/
+# 0.32 against 0.48/0.45/0.52 ms; 5x5 8->16: 0.64/0.89/0.59 against 1.41/1.49/1.57), LeNet's 16->32
+# ~0.35x; with 2-3 channels on one side the input gradient lost (5x5 2->16: 0.98 against 0.58 ms). With
+# few tiles (4 images of 7x7: 16 sgemm rows) the sgemms are too short (0.08 against 0.06 ms).
+MIN_CHANNELS = 8
 MIN_ROWS = 64  # tiles x images
 # Images per chunk: one chunk's transformed tiles (and sgemm products) stay within this many bytes, so
 # they are still in cache when the output transform reads them. On one thread, deep-MNIST's 32->64
