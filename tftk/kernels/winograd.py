@@ -12,8 +12,9 @@ output transform ~100 us.
 
 BLAS: numpy's OpenBLAS runs its SkylakeX kernels on Zen 4. `OPENBLAS_CORETYPE=Zen` (its Haswell
 kernels) made the dense layers' products 5-20% faster, but these sgemms with 16-64 deep products ~45%
-slower (LeNet's forward chunk 162 -> 237 us); whole cnn64 steps ran 8% slower (13.99 against 12.92 ms,
-1 thread), deep-MNIST's 1.6% faster. tftk leaves OpenBLAS's choice alone.
+slower (LeNet's forward chunk 162 -> 237 us). Whole training steps (bench_training, 1 thread, CPU ms):
+cnn64 11.2 -> 12.6 (+12%), deep-MNIST 40.7 -> 41.2 (+1%), the LSTM 24.3 -> 22.2 (-9%). The setting is
+per process and read only when numpy loads, so tftk leaves OpenBLAS's choice alone.
 
 Layout: the transforms run over an "HWNC" copy of the input (height, width, then images and
 channels together), so every inner loop is one contiguous run of ``images * channels`` floats (256
