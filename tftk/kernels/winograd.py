@@ -63,8 +63,10 @@ MIN_ROWS = 64  # tiles x images
 # they are still in cache when the output transform reads them. On one thread, deep-MNIST's 32->64
 # layer (8 images a chunk at 2 MB) took 5.9/7.2/6.7 ms (forward/input/filter gradient) against
 # 8.0/9.3/9.4 with 32 images (8 MB), 6.4/7.3/7.0 with 4 images (1 MB) and 8.8/10.4/10.3 one by one.
+# With the register transforms 2 MB still measures best or tied (LeNet 16->32: 1.43-1.56 ms a kernel at
+# 16 images, 1.61-1.74 at 8, 1.38-1.79 at 32; deep-MNIST 3.36-3.54 at 8 images, 3.67-3.80 at 4).
 CHUNK_BYTES = 1 << 21
-CACHE_LINE = 16  # floats: the padding that keeps a scratch array's rows off 4 KB multiples
+CACHE_LINE = 16  # floats in 64 bytes: scratch buffers start on a line; scratch rows are padded by one
 _POINTS = (Fraction(0), Fraction(1), Fraction(-1), Fraction(2), Fraction(-2), Fraction(1, 2), Fraction(-1, 2))
 
 
