@@ -29,7 +29,7 @@ def _dtypes(name):
 # within 2e-5 of each output's largest value (4e-5 for the gradients, which also carry y's error through
 # the row's non-linear loss; TF's direct convolution is the reference) instead of the table's
 # element-wise 1e-5. float64 takes the im2col kernels the table above checks.
-WINOGRAD_CASES = [  # >= 16 channels and >= 64 tiles of 4x4 outputs over the batch
+WINOGRAD_CASES = [  # >= 8 channels and >= 64 tiles of 4x4 outputs over the batch
     ("winograd_same_5x5", "tf.nn.conv2d(x, w, [1, 1, 1, 1], 'SAME')", (4, 14, 13, 16), (5, 5, 16, 17)),
     ("winograd_valid_3x3", "tf.nn.conv2d(x, w, [1, 1, 1, 1], 'VALID')", (4, 18, 15, 18), (3, 3, 18, 16)),
     ("winograd_nchw_same_3x3", "tf.nn.conv2d(x, w, [1, 1, 1, 1], 'SAME', data_format='NCHW')",

@@ -22,6 +22,27 @@ def test_transforms_compute_the_correlation(m, r):
         np.testing.assert_allclose(at @ ((g @ f) * (bt @ d)), expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("m,r,which", [(4, 5, 2), (4, 3, 2), (5, 4, 2), (3, 4, 2), (5, 4, 1), (3, 4, 1)])
+def test_tile_transform_computes_p_d_pt_of_every_window(m, r, which):
+    """The tile kernel (slots in registers, pairs as E +- O, empty slots of 6-point transforms, 4-wide
+    windows of G) against P d P^T in float64, for each transform the convolutions use (B^T, G of F(r, 4))."""
+    p = winograd.transforms(m, r)[which]
+    n, window = p.shape
+    ny, nx, run = 2, 3, 20
+    rng = np.random.default_rng(m * 100 + r * 10 + which)
+    src = rng.standard_normal(((ny - 1) * 4 + window, ((nx - 1) * 4 + window) * run)).astype(np.float32)
+    out = np.full((n * n, ny * nx + 1, run), np.nan, dtype=np.float32)
+    tmp = np.empty((n + 1, src.shape[1] + run), dtype=np.float32)
+    slots, points = winograd._row_slots(m, r, which)
+    winograd._tile_transforms(src, slots, points, window, 4, ny, nx, run, out.reshape(-1, run), tmp)
+    pixels = src.astype(np.float64).reshape(src.shape[0], -1, run)
+    for ty in range(ny):
+        for tx in range(nx):
+            d = pixels[ty * 4:ty * 4 + window, tx * 4:tx * 4 + window]  # [window, window, run]
+            want = np.einsum("ai,bj,ijk->abk", p, p, d).reshape(n * n, run)
+            np.testing.assert_allclose(out[:, ty * nx + tx], want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
 @pytest.mark.parametrize("dtype,x_shape,w_shape,strides,dilations,expected", [
     (np.float32, (50, 14, 14, 32), (5, 5, 32, 64), (1, 1), (1, 1), True),   # deep-MNIST's second layer
     (np.float32, (64, 14, 14, 16), (5, 5, 16, 32), (1, 1), (1, 1), True),   # LeNet's second layer
@@ -33,7 +54,9 @@ def test_transforms_compute_the_correlation(m, r):
     (np.float32, (4, 14, 13, 16), (3, 5, 16, 16), (1, 1), (1, 1), False),   # not square
     (np.float32, (4, 14, 13, 16), (7, 7, 16, 16), (1, 1), (1, 1), False),   # no transform for 7x7
     (np.float32, (64, 28, 28, 1), (5, 5, 1, 32), (1, 1), (1, 1), False),    # 1 channel: taps by rows
-    (np.float32, (64, 14, 14, 8), (3, 3, 8, 8), (1, 1), (1, 1), False),     # too few channels
+    (np.float32, (64, 14, 14, 8), (3, 3, 8, 8), (1, 1), (1, 1), True),
+    (np.float32, (64, 14, 14, 4), (3, 3, 4, 8), (1, 1), (1, 1), False),     # too few channels
+    (np.float32, (64, 14, 14, 8), (5, 5, 8, 2), (1, 1), (1, 1), False),
 ])
 def test_applies_to_stride1_float32_square_filters_with_channels(dtype, x_shape, w_shape, strides, dilations,
                                                                  expected):

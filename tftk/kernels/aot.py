@@ -52,11 +52,11 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.conv:_tap_im2col": (f"void({_F4_3}, {_SIZES}, {_F4_2})",),
     "tftk.kernels.conv_one_channel:_gradient_planes": (f"void({_F4_4}, i8, {_F4_3})",),
     "tftk.kernels.conv_one_channel:_filter_sums": (f"void({_F4_2}, {_F4_3}, i8, i8, i8, i8, i8, {_F4_3})",),
-    "tftk.kernels.winograd:_tile_transform": (f"void({_F4_2}, {_F4_2}, i8[:, ::1], {_I8_1}, i8, i8, i8, i8, {_F4_3}, "
-                                              f"{_F4_2})",),
+    "tftk.kernels.winograd:_tile_transforms": (f"void({_F4_2}, {_F4_2}, {_I8_1}, i8, i8, i8, i8, i8, {_F4_2}, "
+                                               f"{_F4_2})",),
     "tftk.kernels.winograd:_pad_to_hwnc": (f"void({_F4_4}, i8, i8, i8, {_F4_4})",),
-    "tftk.kernels.winograd:_output_transform": (f"void({_F4_2}, {_F4_2}, i8[:, ::1], {_I8_1}, i8, i8, i8, i8, i8, "
-                                                f"{_F4_4}, {_F4_2}, {_F4_2})",),
+    "tftk.kernels.winograd:_output_transforms": (f"void({_F4_2}, {_F4_2}, {_I8_1}, i8, i8, i8, i8, {_F4_4}, {_F4_2}, "
+                                                 f"{_F4_2})",),
     "tftk.kernels.pool:_max_pool": (f"void({_F4_4}, {', '.join(['i8'] * 6)}, {_F4_4}, {_I8_4})",),
     "tftk.kernels.pool:_max_pool_relu_grad": (f"void({_F4_4}, {_I8_4}, {_F4_4}, {_F4_4})",),
     "tftk.kernels.elementwise:_relu_grad": (f"void({_F4_2}, {_F4_2}, {_F4_2})",),
