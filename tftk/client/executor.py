@@ -31,7 +31,7 @@ import numpy as np
 
 from tftk.client import codegen, interpreter
 from tftk.client.plan import (FusedOp, Plan, bind, build_steps, check_feeds, fuse_ops, order, prune,
-                              state_name, variable_of)
+                              share_transposed_inputs, state_name, stream_sums, variable_of)
 from tftk.framework import errors, registry
 from tftk.framework.ops import Graph, Operation, Tensor
 
@@ -107,12 +107,13 @@ class KernelContext:
 def build_plan(graph: Graph, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor],
                ctx: KernelContext, on_placement: Callable[[Operation], None] | None = None,
                fuse: bool = True) -> Plan:
-    """Prune, order, check, (fuse,) lay out, bind and compile one run of `graph`."""
+    """Prune, order, check, (fuse, stream sums, share transposed inputs,) lay out, bind and compile one
+    run of `graph`."""
     feed_set = set(feeds)
     ops = order(prune(fetches, targets, feed_set), feed_set)
     check_feeds(ops, feed_set, on_placement)
-    if fuse:
-        ops = fuse_ops(ops, fetches, feed_set)
+    if fuse:  # the passes that change which kernels run (traced runs show the graph's ops)
+        ops = share_transposed_inputs(stream_sums(fuse_ops(ops, fetches, feed_set)))
     plan = build_steps(ops, fetches, feeds)
     bind(plan, ctx)
     codegen.compile_plan(plan)

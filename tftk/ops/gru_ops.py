@@ -32,11 +32,14 @@ def _bind_forward(op, ctx):
 
 def _bind_backward(op, ctx):
     from tftk.kernels.gru import gru_block_cell_grad as kernel
+    if op.attrs.get(registry.TRANSPOSED_INPUTS_ATTR):  # a plan hands w_ru and w_c over transposed
+        return lambda *args: kernel(*args, transposed_weights=True)
     return kernel
 
 
 registry.register_op("GRUBlockCell", _bind_forward, fresh=True)
-registry.register_op("GRUBlockCellGrad", _bind_backward, fresh=True)
+# The gradient multiplies by w_ru and w_c transposed: a static GRU's steps may share one copy of each
+registry.register_op("GRUBlockCellGrad", _bind_backward, fresh=True, transposed_inputs=lambda op: (2, 3))
 registry.not_differentiable("GRUBlockCellGrad")
 
 

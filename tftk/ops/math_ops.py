@@ -435,7 +435,21 @@ def _add_n(*arrays: np.ndarray) -> np.ndarray:
     return out
 
 
-registry.register_op("AddN", lambda op, ctx: _add_n, fresh=True)
+def _add_n_inplace(op, ctx, position):
+    """AddN written into input `position` when every input has its shape and dtype (plans' partial sums)."""
+    def kernel(*arrays):
+        out = arrays[position]
+        if not (isinstance(out, np.ndarray) and out.flags.writeable
+                and all(np.shape(a) == out.shape and a.dtype == out.dtype for a in arrays)):
+            return _add_n(*arrays)
+        for i, a in enumerate(arrays):
+            if i != position:
+                np.add(out, a, out=out)
+        return out
+    return kernel
+
+
+registry.register_op("AddN", lambda op, ctx: _add_n, inplace=_add_n_inplace, sums_inputs=True)
 
 
 def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
@@ -525,6 +539,7 @@ def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
 
 def _bind_matmul(op, ctx):
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    tb = tb and 1 not in op.attrs.get(registry.TRANSPOSED_INPUTS_ATTR, ())  # a plan laid b out transposed
     if op.inputs[0].shape.ndims == 2 and op.inputs[1].shape.ndims == 2:
         if ta and tb:
             return lambda a, b: np.matmul(a.T, b.T)
@@ -544,7 +559,20 @@ def _bind_matmul(op, ctx):
     return batched
 
 
-registry.register_op("MatMul", _bind_matmul, fresh=True)
+def _transposed_b(op) -> tuple[int, ...]:
+    """MatMul reads b transposed under transpose_b: a plan may hand over b.T instead (2-D only)."""
+    two_d = op.inputs[0].shape.ndims == 2 and op.inputs[1].shape.ndims == 2
+    return (1,) if two_d and op.get_attr("transpose_b") else ()
+
+
+def _bind_transposed_copy(op, ctx):
+    from tftk.kernels.transpose import transposed
+    return transposed
+
+
+registry.register_op("MatMul", _bind_matmul, fresh=True, transposed_inputs=_transposed_b)
+registry.register_op(registry.TRANSPOSED_COPY, _bind_transposed_copy, fresh=True)
+registry.not_differentiable(registry.TRANSPOSED_COPY)  # exists in plans only, never in a graph
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
