@@ -138,17 +138,21 @@ def test_products_not_reading_b_transposed_get_no_copy():
     np.testing.assert_allclose(got[1], a2 @ w_value, rtol=1e-12)
 
 
-def test_gru_gradients_with_shared_transposed_weights_match_the_graphs_ops():
-    """A static GRU's backward steps take w_ru and w_c transposed once; traced runs (no rearranging)
-    give the same gradients."""
+@pytest.mark.parametrize("input_gradient", [False, True])
+def test_static_gru_gradients_with_shared_transposed_weights_match_the_graphs_ops(input_gradient):
+    """A static GRU's backward steps take w_ru and w_c transposed once, and make the input's gradient
+    only when it is asked for; traced runs (the graph's ops, nothing rearranged) give the same values."""
     x = tf.constant(RNG.standard_normal((3, 4, 2)))
     cell = tf.nn.rnn_cell.GRUCell(5)
     outputs, _ = tf.nn.static_rnn(cell, tf.unstack(x, 4, 1), dtype=tf.float64)
-    grads = tf.gradients(tf.reduce_sum(outputs[-1] ** 2), tf.trainable_variables())
+    grads = tf.gradients(tf.reduce_sum(outputs[-1] ** 2), tf.trainable_variables() + ([x] if input_gradient else []))
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         got = sess.run(grads)
-        assert _step_types(sess).count(registry.TRANSPOSED_COPY) == 2
+        steps = _plan(sess).steps
+        assert [s.op.type for s in steps].count(registry.TRANSPOSED_COPY) == 2
+        skipping = [s for s in steps if 0 in getattr(s.op, "attrs", {}).get(registry.UNREAD_OUTPUTS_ATTR, ())]
+        assert len(skipping) == (0 if input_gradient else 4)  # the 4 steps' d_x (one layer)
         traced = sess.run(grads, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                           run_metadata=tf.RunMetadata())
     for g, t in zip(got, traced):
