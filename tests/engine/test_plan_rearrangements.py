@@ -157,3 +157,40 @@ def test_static_gru_gradients_with_shared_transposed_weights_match_the_graphs_op
                           run_metadata=tf.RunMetadata())
     for g, t in zip(got, traced):
         np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+
+
+# ---- sink_copies ---------------------------------------------------------------------------------
+
+def _steps_names(sess) -> list[str]:
+    return [step.op.name for step in _plan(sess).steps if step.kernel is not None]
+
+
+def test_a_concat_is_made_just_before_its_first_reader():
+    a_value, b_value = _arrays((2, 3), (2, 3))
+    a, b = tf.placeholder(tf.float64, [2, 3]), tf.placeholder(tf.float64, [2, 3])
+    joined = tf.concat([a, b], 1, name="joined")
+    scale = tf.reduce_sum(tf.exp(tf.sin(a * 2.0)), name="scale")  # ready as early as the concat
+    total = tf.reduce_sum(tf.multiply(joined, scale, name="reader"))
+    with tf.Session() as sess:
+        got = sess.run(total, {a: a_value, b: b_value})
+        names = _steps_names(sess)
+    assert names.index("scale") < names.index("joined") == names.index("reader") - 1
+    np.testing.assert_allclose(got, (a_value.sum() + b_value.sum()) * np.exp(np.sin(a_value * 2)).sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("barrier", ["variable_update", "control_dependency"])
+def test_a_concat_stays_before_an_update_or_an_op_waiting_for_it(barrier):
+    a = tf.placeholder(tf.float64, [2, 3])
+    joined = tf.concat([a, a], 1, name="joined")  # ready first
+    v = tf.Variable(np.float64(1.0))
+    with tf.control_dependencies([joined.op] if barrier == "control_dependency" else []):
+        late = tf.reduce_sum(a * 3.0)
+        stop = v.assign_add(late, name="stop") if barrier == "variable_update" else tf.add(late, 1.0, name="stop")
+    with tf.control_dependencies([stop]):
+        reader = tf.reduce_sum(joined, name="reader")
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        got = sess.run(reader, {a: np.ones((2, 3))})
+        names = _steps_names(sess)
+    assert names.index("joined") < names.index("stop") < names.index("reader")
+    assert got == 12.0

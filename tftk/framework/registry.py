@@ -77,6 +77,8 @@ class OpKind:
     transposed_inputs: Callable | None = None
     # the kernel may return None for outputs a plan lists in the op's UNREAD_OUTPUTS_ATTR (saving their work)
     skips_unread_outputs: bool = False
+    # the output is a copy of the inputs' elements (ConcatV2): plans make it just before its first reader
+    copies_inputs: bool = False
     defined_at: str = ""
     gradient_defined_at: str = ""
     extra: dict = field(default_factory=dict)
@@ -94,7 +96,8 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
                 stateful: bool = False, fresh: bool = False, inplace: Callable | None = None,
                 holds_state: bool = False, blocking: bool = False, inline: Inline | None = None,
                 remote: bool = False, static_value: Callable | None = None, sums_inputs: bool = False,
-                transposed_inputs: Callable | None = None, skips_unread_outputs: bool = False) -> OpKind:
+                transposed_inputs: Callable | None = None, skips_unread_outputs: bool = False,
+                copies_inputs: bool = False) -> OpKind:
     """Register an op type with its kernel factory (or how it is inlined); twice fails.
 
     `fresh` promises the kernel's outputs are new arrays; `inplace` gives a variant allowed to
@@ -102,7 +105,8 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
     `holds_state` marks ops whose output other ops take as a reference input (variables, queues);
     `blocking` marks kernels that may wait for other ops (and do their own locking); `remote` ops
     may run on a task for other processes. `inline` ops have no kernel (see Inline). `sums_inputs`,
-    `transposed_inputs` and `skips_unread_outputs` allow plans to rearrange the work (see OpKind).
+    `transposed_inputs`, `skips_unread_outputs` and `copies_inputs` allow plans to rearrange the
+    work (see OpKind).
     """
     if op_type in _REGISTRY and _REGISTRY[op_type].defined_at:
         raise KeyError(f"Op type {op_type!r} is already registered at {_REGISTRY[op_type].defined_at}")
@@ -122,6 +126,7 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
     kind.sums_inputs = sums_inputs
     kind.transposed_inputs = transposed_inputs
     kind.skips_unread_outputs = skips_unread_outputs
+    kind.copies_inputs = copies_inputs
     kind.defined_at = _caller()
     return kind
 

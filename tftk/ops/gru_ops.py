@@ -32,7 +32,7 @@ def _bind_forward(op, ctx):
 
 def _bind_backward(op, ctx):
     from tftk.kernels.gru import gru_block_cell_grad as kernel
-    transposed = bool(op.attrs.get(registry.TRANSPOSED_INPUTS_ATTR))  # a plan hands w_ru, w_c over so
+    transposed = bool(op.attrs.get(registry.TRANSPOSED_INPUTS_ATTR))  # w_ru, w_c come transposed
     with_d_x = 0 not in op.attrs.get(registry.UNREAD_OUTPUTS_ATTR, ())
     if transposed or not with_d_x:
         return lambda *args: kernel(*args, transposed_weights=transposed, with_d_x=with_d_x)
