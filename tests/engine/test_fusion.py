@@ -111,3 +111,43 @@ def test_no_max_pool_relu_grad_fusion_when_the_pool_gradient_is_fetched():
         expected_pool_grad, expected = _traced(sess, [pool_grad, grads[0]], feed)
     np.testing.assert_array_equal(got_pool_grad, expected_pool_grad)
     np.testing.assert_array_equal(got, expected)
+
+
+# A product read only through a slice computes just the slice's part (MatMulStridedSlice), wherever
+# the slice sits in the order: ((A @ B)[r, c] == A[r] @ B[:, c]).
+@pytest.mark.parametrize("key", [
+    np.s_[:, 3:], np.s_[1:3, ::2], np.s_[-2:, :-1], np.s_[1], np.s_[:, 2], np.s_[-1, -2], np.s_[..., 1:],
+    np.s_[None, :, 1:]])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_a_product_read_only_through_a_slice_computes_the_slice(key, ta, tb):
+    rng = np.random.default_rng(2)
+    a_value, b_value = rng.standard_normal((4, 3)), rng.standard_normal((3, 5))
+    a = tf.placeholder(tf.float64, [4, 3])
+    b = tf.constant(b_value.T if tb else b_value)
+    product = tf.matmul(tf.transpose(a) if ta else a, b, transpose_a=ta, transpose_b=tb)
+    later = tf.reduce_sum(a * 2.0)  # an op ordered between the product and the slice
+    sliced = product[key] + tf.zeros_like(later)
+    with tf.Session() as sess:
+        got = sess.run(sliced, {a: a_value})
+        assert "MatMulStridedSlice" in _plan_types(sess) and "StridedSlice" not in _plan_types(sess)
+    np.testing.assert_allclose(got, (a_value @ b_value)[key], rtol=1e-12)
+
+
+def test_a_product_read_by_two_slices_is_computed_whole():
+    a_value = np.arange(12.0).reshape(4, 3)
+    a = tf.placeholder(tf.float64, [4, 3])
+    product = tf.matmul(a, tf.constant(np.eye(3)))
+    with tf.Session() as sess:
+        left, right = sess.run([product[:, :1], product[:, 1:]], {a: a_value})
+        assert "MatMulStridedSlice" not in _plan_types(sess)
+    np.testing.assert_array_equal(np.hstack([left, right]), a_value)
+
+
+def test_a_batched_product_read_through_a_slice():
+    value = np.random.default_rng(3).standard_normal((2, 4, 3))
+    a = tf.placeholder(tf.float64, [2, 4, 3])
+    sliced = tf.matmul(a, a, transpose_b=True)[:, 1:, :2]
+    with tf.Session() as sess:
+        got = sess.run(sliced, {a: value})
+        assert "MatMulStridedSlice" in _plan_types(sess)
+    np.testing.assert_allclose(got, (value @ value.transpose(0, 2, 1))[:, 1:, :2], rtol=1e-12)

@@ -58,6 +58,18 @@ def test_kernels_match_the_numpy_definition(dtype, tol, batch, depth, units):
     wanted = _numpy_grad(*(x.astype(np.float64) for x in a + list(outs[:3]) + [d_h]))
     for got, want in zip(grads, wanted):
         np.testing.assert_allclose(got, want, rtol=tol * 10, atol=tol * 10)
+    x, h_prev, w_ru, w_c, b_ru, b_c = a  # the weights as a plan hands them over: transposed copies
+    pretransposed = gru_grad_kernel(x, h_prev, np.ascontiguousarray(w_ru.T), np.ascontiguousarray(w_c.T), b_ru, b_c,
+                                    *outs[:3], d_h, transposed_weights=True)
+    for got, want in zip(pretransposed, wanted):
+        np.testing.assert_allclose(got, want, rtol=tol * 10, atol=tol * 10)
+    for transposed_weights in (False, True):  # without d_x: the products make h_prev's columns only
+        weights = [np.ascontiguousarray(w.T) for w in (w_ru, w_c)] if transposed_weights else [w_ru, w_c]
+        no_d_x = gru_grad_kernel(x, h_prev, *weights, b_ru, b_c, *outs[:3], d_h,
+                                 transposed_weights=transposed_weights, with_d_x=False)
+        assert no_d_x[0] is None
+        for got, want in zip(no_d_x[1:], wanted[1:]):
+            np.testing.assert_allclose(got, want, rtol=tol * 10, atol=tol * 10)
 
 
 def test_kernel_names_the_expected_shapes_on_mismatch():

@@ -30,8 +30,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tftk.client import codegen, interpreter
-from tftk.client.plan import (FusedOp, Plan, bind, build_steps, check_feeds, fuse_ops, order, prune,
-                              state_name, variable_of)
+from tftk.client.plan import (FusedOp, Plan, bind, build_steps, check_feeds, fuse_ops, mark_unread_outputs,
+                              order, prune, share_transposed_inputs, sink_copies, state_name, stream_sums,
+                              variable_of)
 from tftk.framework import errors, registry
 from tftk.framework.ops import Graph, Operation, Tensor
 
@@ -107,12 +108,14 @@ class KernelContext:
 def build_plan(graph: Graph, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor],
                ctx: KernelContext, on_placement: Callable[[Operation], None] | None = None,
                fuse: bool = True) -> Plan:
-    """Prune, order, check, (fuse,) lay out, bind and compile one run of `graph`."""
+    """Prune, order, check, (fuse, stream sums, share transposed inputs, mark unread outputs, sink
+    copies,) lay out, bind and compile one run of `graph`."""
     feed_set = set(feeds)
     ops = order(prune(fetches, targets, feed_set), feed_set)
     check_feeds(ops, feed_set, on_placement)
-    if fuse:
-        ops = fuse_ops(ops, fetches, feed_set)
+    if fuse:  # the passes that change which kernels run (traced runs show the graph's ops)
+        ops = share_transposed_inputs(stream_sums(fuse_ops(ops, fetches, feed_set)))
+        ops = sink_copies(mark_unread_outputs(ops, fetches))
     plan = build_steps(ops, fetches, feeds)
     bind(plan, ctx)
     codegen.compile_plan(plan)

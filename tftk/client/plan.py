@@ -1,6 +1,7 @@
 """Execution plans as values: small passes turn (graph, fetches, feeds) into a list of `Step`s.
 
-    prune -> order (Kahn's in-degree counting, seed 001) -> check feeds -> fuse -> assign slots
+    prune -> order (Kahn's in-degree counting, seed 001) -> check feeds -> fuse -> stream sums
+          -> share transposed inputs -> mark unread outputs -> sink copies -> assign slots
           -> liveness -> buffer donation -> variable-read placement -> steps -> bind kernels
 
 Every value of a run lives in a numbered *slot*: feeds first, then constants, then what ops
@@ -20,11 +21,13 @@ from typing import Any, Callable
 
 from tftk.framework import errors, registry
 from tftk.framework.ops import Operation, Tensor
+from tftk.framework.tensor_shape import TensorShape
 
 Inline = registry.Inline
 
-__all__ = ["Action", "Step", "Plan", "build_steps", "prune", "order", "fuse_ops", "FusedOp",
-           "variable_of", "state_name"]
+__all__ = ["Action", "Step", "Plan", "build_steps", "prune", "order", "fuse_ops", "FusedOp", "PlanOp",
+           "stream_sums", "share_transposed_inputs", "mark_unread_outputs", "sink_copies", "variable_of",
+           "state_name"]
 
 
 class Action(enum.Enum):
@@ -247,35 +250,212 @@ class FusedOp:
 
 
 def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
-    """Replace adjacent (producer, consumer) pairs that have a registered fusion by one FusedOp.
+    """Replace (producer, consumer) pairs that have a registered fusion by one FusedOp.
 
     Only where the producer's single output is the consumer's first input and read by nothing else
     (not even the consumer's other inputs), is not fetched or fed, and both ops live in the same
-    cond branch: the fused plan then computes the same values. The consumer's other inputs come
-    before the producer in the order (the two are adjacent), so they are ready when the fused op runs.
+    cond branch: the fused plan then computes the same values. The fused op runs where the producer
+    ran, so the consumer's other inputs must be ready there: either the two are adjacent in the
+    order, or the consumer reads nothing else and waits for no control input (a ReLU, a slice) and
+    is moved up to its producer.
     """
     readers: dict[Tensor, int] = collections.Counter()
+    reader_of: dict[Tensor, Any] = {}
     for op in ops:
         for t in op.inputs:
             readers[t] += 1
+            reader_of[t] = op
         for pred, _ in op.guard:
             readers[pred] += 1
     fetched = set(fetches)
+    moved: set = set()
     result: list = []
-    i = 0
-    while i < len(ops):
-        op = ops[i]
-        nxt = ops[i + 1] if i + 1 < len(ops) else None
-        fused = registry.fusion(op.type, nxt.type) if nxt is not None else None
-        if fused is not None and len(op.outputs) == 1 and nxt.inputs and nxt.inputs[0] is op.outputs[0] \
-                and readers[op.outputs[0]] == 1 and op.outputs[0] not in fetched \
-                and op.outputs[0] not in feeds and op.guard == nxt.guard:
-            result.append(FusedOp(fused, op, nxt))
-            i += 2
+    for index, op in enumerate(ops):
+        if op in moved:
+            continue
+        out = op.outputs[0] if len(op.outputs) == 1 else None
+        consumer = reader_of.get(out)
+        fused = registry.fusion(op.type, consumer.type) if consumer is not None else None
+        if fused is not None and consumer.inputs[0] is out and readers[out] == 1 and out not in fetched \
+                and out not in feeds and op.guard == consumer.guard \
+                and (index + 1 < len(ops) and ops[index + 1] is consumer
+                     or len(consumer.inputs) == 1 and not consumer.control_inputs):
+            result.append(FusedOp(fused, op, consumer))
+            moved.add(consumer)
             continue
         result.append(op)
-        i += 1
     return result
+
+
+# ---- pass 4b: rearranged work (partial sums, shared transposed copies) ------------------------------
+
+class PlanOp:
+    """An op only a plan holds: a graph op (`like`) with other inputs, outputs or attrs, or a step of
+    another (plan-only) type made on its behalf. Anything else is `like`'s (a FusedOp's producer, ...)."""
+
+    def __init__(self, like: Any, name: str, inputs: tuple, output: Tensor | tuple | None = None,
+                 attrs: dict | None = None, op_type: str | None = None):
+        """`output`: `like`'s outputs when None, else this op's single output: that tensor, or a new
+        one for a (dtype, shape) pair."""
+        self.like = like
+        self.type = like.type if op_type is None else op_type
+        self.name = name
+        self.inputs = inputs
+        if isinstance(output, tuple):
+            output = Tensor(self, 0, *output)
+        self.outputs = like.outputs if output is None else (output,)
+        self.attrs = {**(getattr(like, "attrs", {}) if op_type is None else {}), **(attrs or {})}
+        self.control_inputs = like.control_inputs if op_type is None else ()
+        self.guard = like.guard
+        self.id = like.id
+        self.graph = like.graph
+
+    def get_attr(self, name: str) -> Any:
+        return self.attrs[name] if name in self.attrs or self.type != self.like.type else self.like.get_attr(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["like"], name)
+
+    def __repr__(self) -> str:
+        return f"<PlanOp {self.type} {self.name}>"
+
+
+def _positions(ops: list) -> dict[Tensor, int]:
+    return {t: index for index, op in enumerate(ops) for t in op.outputs}
+
+
+def _rearranged(ops: list, removed: set[int], before: dict[int, list], after: dict[int, list]) -> list:
+    """`ops` without the indices in `removed`, with the lists of `before` and `after` put around each index."""
+    result: list = []
+    for index, op in enumerate(ops):
+        result.extend(before.get(index, ()))
+        if index not in removed:
+            result.append(op)
+        result.extend(after.get(index, ()))
+    return result
+
+
+def stream_sums(ops: list) -> list:
+    """Add the inputs of a sum (AddN: `sums_inputs`) two at a time, each as soon as it is computed.
+
+    A static RNN's weight gradient is the sum of one product per time step; summed at the end, the
+    28 products of a [256, 512] LSTM weight (14 MB) all stay alive until the last one is made. Here a
+    partial sum follows each input's producer (in place into the running sum: the executor donates
+    it), so each product dies, still in the cache, as soon as it is added. Only for sums of three or
+    more inputs, all computed by this plan under the sum's own cond guard, without control inputs.
+    The inputs are added in the order they are computed, not in the op's: the result may differ
+    from the graph's AddN in the last bits.
+    """
+    at = _positions(ops)
+    removed: set[int] = set()
+    after: dict[int, list] = collections.defaultdict(list)
+    for index, op in enumerate(ops):
+        if not registry.lookup(op.type).sums_inputs or len(op.inputs) < 3 or op.control_inputs \
+                or any(t not in at or ops[at[t]].guard != op.guard for t in op.inputs):
+            continue
+        inputs = sorted(op.inputs, key=at.__getitem__)
+        total, acc = op.outputs[0], inputs[0]  # the last partial sum computes the op's own output
+        for part, t in enumerate(inputs[1:], 1):
+            output = total if part == len(inputs) - 1 else (total.dtype, total.shape)
+            partial = PlanOp(op, f"{op.name}/part_{part}", (acc, t), output)
+            after[at[t]].append(partial)
+            acc = partial.outputs[0]
+        removed.add(index)
+    return _rearranged(ops, removed, {}, after) if removed else ops
+
+
+def share_transposed_inputs(ops: list) -> list:
+    """Give ops that read a 2-D input transposed (`transposed_inputs`) one transposed copy of it each run.
+
+    A static RNN's backward pass multiplies by each weight matrix transposed once per time step
+    (``dicfo @ w.T``); OpenBLAS's product with a transposed operand ran 12% slower here than with
+    the same operand laid out transposed (a [128, 512] x [512, 256] float32 product: 383 vs 337 us on
+    Zen 4). One copy (TRANSPOSED_COPY, ~0.1 ms for [256, 512]) is made before the first of the ops
+    reading the value, which then get it listed in TRANSPOSED_INPUTS_ATTR. Only for values read so
+    by two or more ops under one cond guard, with no op updating state (`ref_inputs`) between the
+    first and the last: a variable assigned in between would leave the copy stale.
+    """
+    readers: dict[Tensor, list[tuple[int, int]]] = collections.defaultdict(list)
+    writes: list[int] = []
+    for index, op in enumerate(ops):
+        kind = registry.lookup(op.type)
+        if kind.ref_inputs:
+            writes.append(index)
+        if kind.transposed_inputs is not None:
+            for i in kind.transposed_inputs(op):
+                readers[op.inputs[i]].append((index, i))
+    rewired: dict[int, dict[int, Tensor]] = collections.defaultdict(dict)
+    before: dict[int, list] = collections.defaultdict(list)
+    for value, reads in readers.items():
+        first, last = reads[0][0], reads[-1][0]
+        if len({index for index, _ in reads}) < 2 or any(first < w < last for w in writes) \
+                or any(ops[index].guard != ops[first].guard for index, _ in reads):
+            continue
+        shape = value.shape if value.shape.ndims is None else TensorShape(value.shape.as_list()[::-1])
+        copy = PlanOp(ops[first], f"{value.op.name}/{registry.TRANSPOSED_COPY}", (value,), (value.dtype, shape),
+                      op_type=registry.TRANSPOSED_COPY)
+        before[first].append(copy)
+        for index, i in reads:
+            rewired[index][i] = copy.outputs[0]
+    if not rewired:
+        return ops
+    for index, inputs in rewired.items():
+        op = ops[index]
+        before[index].append(PlanOp(op, op.name, tuple(inputs.get(i, t) for i, t in enumerate(op.inputs)),
+                                    attrs={registry.TRANSPOSED_INPUTS_ATTR: tuple(sorted(inputs))}))
+    return _rearranged(ops, set(rewired), before, {})
+
+
+def mark_unread_outputs(ops: list, fetches: list[Tensor]) -> list:
+    """Tell ops that can skip work (`skips_unread_outputs`) which of their outputs nothing reads.
+
+    A first GRU layer's backward step makes the gradient of its input, data nobody differentiates:
+    18% of that step's two products at 28 inputs and 128 units. The op is given
+    UNREAD_OUTPUTS_ATTR listing those outputs' indices; its kernel returns None for them.
+    """
+    read = {t for op in ops for t in op.inputs} | {pred for op in ops for pred, _ in op.guard} | set(fetches)
+    result: list = []
+    for op in ops:
+        unread = tuple(i for i, t in enumerate(op.outputs) if t not in read)
+        if unread and registry.lookup(op.type).skips_unread_outputs:
+            op = PlanOp(op, op.name, op.inputs, attrs={registry.UNREAD_OUTPUTS_ATTR: unread})
+        result.append(op)
+    return result
+
+
+def sink_copies(ops: list) -> list:
+    """Make a copy of other values (`copies_inputs`: ConcatV2) just before the first op reading it.
+
+    The first-in-first-out order runs an op as soon as its inputs are ready. The gradient of a
+    static LSTM step joins [x, h_prev] (ConcatV2) for its weight-gradient product: ready in the
+    forward pass, it ran there, and the backward step read it long after, out of the cache. Made
+    where it is read, the product finds it in the cache (a 2-layer static LSTM step: 1.7% less time).
+    Not past an op updating state (an input may be a variable's storage) or one that waits for the
+    copy (control input), and only for ops without control inputs of their own.
+    """
+    first_read: dict[Tensor, int] = {}
+    stops: list[int] = []  # ops a copy may not move past: they update state
+    waits: dict[Any, int] = {}  # op -> the first op with a control input on it
+    for index, op in enumerate(ops):
+        for t in op.inputs:
+            first_read.setdefault(t, index)
+        for pred, _ in op.guard:
+            first_read.setdefault(pred, index)
+        for c in op.control_inputs:
+            waits.setdefault(c, index)
+        if registry.lookup(op.type).ref_inputs:
+            stops.append(index)
+    moved: set[int] = set()
+    before: dict[int, list] = collections.defaultdict(list)
+    for index, op in enumerate(ops):
+        if not registry.lookup(op.type).copies_inputs or op.control_inputs or len(op.outputs) != 1:
+            continue
+        target = min([first_read.get(op.outputs[0], index), waits.get(op, len(ops))]
+                     + [s for s in stops if s > index])
+        if target > index + 1:
+            before[target].append(op)
+            moved.add(index)
+    return _rearranged(ops, moved, before, {}) if moved else ops
 
 
 # ---- pass 5: slots --------------------------------------------------------------------------------

@@ -24,10 +24,17 @@ from typing import Any, Callable
 
 __all__ = ["OpKind", "Inline", "register_op", "register_gradient", "not_differentiable", "lookup",
            "registered_types", "RegisterGradient", "NotDifferentiable", "register_fusion", "fusion",
-           "state_holder", "find", "CAPTURED_STATE_ATTR"]
+           "state_holder", "find", "CAPTURED_STATE_ATTR", "TRANSPOSED_INPUTS_ATTR", "TRANSPOSED_COPY",
+           "UNREAD_OUTPUTS_ATTR"]
 
 # The attr of a sub-graph's stand-in for an outer stateful op (see func_graph.FuncGraph.capture_state)
 CAPTURED_STATE_ATTR = "captured_state"
+# A plan's attr on an op whose `transposed_inputs` it hands over already transposed: those inputs'
+# indices. The copies are made by a step of the plan-only op type TRANSPOSED_COPY (2-D `x.T`, C-contiguous).
+TRANSPOSED_INPUTS_ATTR = "_transposed_inputs"
+TRANSPOSED_COPY = "TransposedCopy"
+# A plan's attr on an op that `skips_unread_outputs`: the indices of the outputs no step reads.
+UNREAD_OUTPUTS_ATTR = "_unread_outputs"
 
 
 class Inline(str, enum.Enum):
@@ -61,6 +68,17 @@ class OpKind:
     # `static_value(tensor)` -> the output's value when known at build time (constant folding for
     # shapes and attributes), else None; see framework.constant_value
     static_value: Callable | None = None
+    # the output is the element-wise sum of the inputs, each of the output's shape and dtype (AddN):
+    # plans may add the inputs two at a time as they are computed (the kernel takes any count)
+    sums_inputs: bool = False
+    # `transposed_inputs(op)` -> indices of 2-D inputs the kernel reads transposed (MatMul's b under
+    # transpose_b): a plan may hand them over as C-contiguous transposed copies, one copy shared by
+    # all ops reading the same value, listing them in the op's TRANSPOSED_INPUTS_ATTR
+    transposed_inputs: Callable | None = None
+    # the kernel may return None for outputs a plan lists in the op's UNREAD_OUTPUTS_ATTR (saving their work)
+    skips_unread_outputs: bool = False
+    # the output is a copy of the inputs' elements (ConcatV2): plans make it just before its first reader
+    copies_inputs: bool = False
     defined_at: str = ""
     gradient_defined_at: str = ""
     extra: dict = field(default_factory=dict)
@@ -77,14 +95,18 @@ def _caller() -> str:
 def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tuple[int, ...] = (),
                 stateful: bool = False, fresh: bool = False, inplace: Callable | None = None,
                 holds_state: bool = False, blocking: bool = False, inline: Inline | None = None,
-                remote: bool = False, static_value: Callable | None = None) -> OpKind:
+                remote: bool = False, static_value: Callable | None = None, sums_inputs: bool = False,
+                transposed_inputs: Callable | None = None, skips_unread_outputs: bool = False,
+                copies_inputs: bool = False) -> OpKind:
     """Register an op type with its kernel factory (or how it is inlined); twice fails.
 
     `fresh` promises the kernel's outputs are new arrays; `inplace` gives a variant allowed to
     overwrite an input (see OpKind). Both let the executor reuse buffers of dying temporaries.
     `holds_state` marks ops whose output other ops take as a reference input (variables, queues);
     `blocking` marks kernels that may wait for other ops (and do their own locking); `remote` ops
-    may run on a task for other processes. `inline` ops have no kernel (see Inline).
+    may run on a task for other processes. `inline` ops have no kernel (see Inline). `sums_inputs`,
+    `transposed_inputs`, `skips_unread_outputs` and `copies_inputs` allow plans to rearrange the
+    work (see OpKind).
     """
     if op_type in _REGISTRY and _REGISTRY[op_type].defined_at:
         raise KeyError(f"Op type {op_type!r} is already registered at {_REGISTRY[op_type].defined_at}")
@@ -101,6 +123,10 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
     kind.inplace = inplace
     kind.holds_state = holds_state
     kind.blocking = blocking
+    kind.sums_inputs = sums_inputs
+    kind.transposed_inputs = transposed_inputs
+    kind.skips_unread_outputs = skips_unread_outputs
+    kind.copies_inputs = copies_inputs
     kind.defined_at = _caller()
     return kind
 

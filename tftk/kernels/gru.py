@@ -113,17 +113,25 @@ def gru_block_cell(x, h_prev, w_ru, w_c, b_ru, b_c) -> tuple[np.ndarray, ...]:
     return r, u, c, h
 
 
-def gru_block_cell_grad(x, h_prev, w_ru, w_c, b_ru, b_c, r, u, c, d_h) -> tuple[np.ndarray, ...]:
-    """TF's GRUBlockCellGrad: returns (d_x, d_h_prev, d_c_bar, d_r_bar_u_bar)."""
+def gru_block_cell_grad(x, h_prev, w_ru, w_c, b_ru, b_c, r, u, c, d_h, transposed_weights: bool = False,
+                        with_d_x: bool = True) -> tuple[np.ndarray | None, ...]:
+    """TF's GRUBlockCellGrad: returns (d_x, d_h_prev, d_c_bar, d_r_bar_u_bar).
+
+    `transposed_weights`: w_ru and w_c come as their transposes (C-contiguous; BLAS multiplies by
+    them faster than by the transposed views). `with_d_x=False`: d_x is not wanted (a first layer's
+    input is data) and comes back None; the two products then make only h_prev's columns.
+    """
     dtype = np.result_type(x, h_prev)
     batch, depth = x.shape
     n = h_prev.shape[1]
     h_prev, r, u, c, d_h = (_matrix(a, dtype) for a in (h_prev, r, u, c, d_h))
+    w_ru_t, w_c_t = (_matrix(w, dtype) if transposed_weights else _matrix(w, dtype).T for w in (w_ru, w_c))
+    first = 0 if with_d_x else depth  # the first column of [x, h_prev] the products make
     d_c_bar, d_ru_bar, d_h_prev = (np.empty((batch, m), dtype) for m in (n, 2 * n, n))
     _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_ru_bar)
-    d_xhr = d_c_bar @ _matrix(w_c, dtype).T
-    _reset_grad(h_prev, r, u, d_h, d_xhr, depth, d_ru_bar, d_h_prev)
-    d_xh = d_ru_bar @ _matrix(w_ru, dtype).T
-    d_x = d_xhr[:, :depth] + d_xh[:, :depth]
-    d_h_prev += d_xh[:, depth:]
+    d_xhr = d_c_bar @ w_c_t[:, first:]
+    _reset_grad(h_prev, r, u, d_h, d_xhr, depth - first, d_ru_bar, d_h_prev)
+    d_xh = d_ru_bar @ w_ru_t[:, first:]
+    d_h_prev += d_xh[:, depth - first:]
+    d_x = d_xhr[:, :depth] + d_xh[:, :depth] if with_d_x else None
     return d_x, d_h_prev, d_c_bar, d_ru_bar

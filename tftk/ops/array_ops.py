@@ -351,7 +351,7 @@ def _bind_concat(op, ctx):
     return lambda *xs: np.concatenate(xs, axis=axis)
 
 
-registry.register_op("ConcatV2", _bind_concat)
+registry.register_op("ConcatV2", _bind_concat, copies_inputs=True)
 
 
 def concat(values: Sequence[Any], axis: Any, name: str = "concat") -> Tensor:

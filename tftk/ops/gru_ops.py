@@ -32,11 +32,18 @@ def _bind_forward(op, ctx):
 
 def _bind_backward(op, ctx):
     from tftk.kernels.gru import gru_block_cell_grad as kernel
+    transposed = bool(op.attrs.get(registry.TRANSPOSED_INPUTS_ATTR))  # w_ru, w_c come transposed
+    with_d_x = 0 not in op.attrs.get(registry.UNREAD_OUTPUTS_ATTR, ())
+    if transposed or not with_d_x:
+        return lambda *args: kernel(*args, transposed_weights=transposed, with_d_x=with_d_x)
     return kernel
 
 
 registry.register_op("GRUBlockCell", _bind_forward, fresh=True)
-registry.register_op("GRUBlockCellGrad", _bind_backward, fresh=True)
+# The gradient multiplies by w_ru and w_c transposed (a static GRU's steps may share one copy of
+# each), and makes d_x only when it is read (not for a first layer's data input).
+registry.register_op("GRUBlockCellGrad", _bind_backward, fresh=True, transposed_inputs=lambda op: (2, 3),
+                     skips_unread_outputs=True)
 registry.not_differentiable("GRUBlockCellGrad")
 
 

@@ -435,7 +435,21 @@ def _add_n(*arrays: np.ndarray) -> np.ndarray:
     return out
 
 
-registry.register_op("AddN", lambda op, ctx: _add_n, fresh=True)
+def _add_n_inplace(op, ctx, position):
+    """AddN written into input `position` when every input has its shape and dtype (plans' partial sums)."""
+    def kernel(*arrays):
+        out = arrays[position]
+        if not (isinstance(out, np.ndarray) and out.flags.writeable
+                and all(np.shape(a) == out.shape and a.dtype == out.dtype for a in arrays)):
+            return _add_n(*arrays)
+        for i, a in enumerate(arrays):
+            if i != position:
+                np.add(out, a, out=out)
+        return out
+    return kernel
+
+
+registry.register_op("AddN", lambda op, ctx: _add_n, inplace=_add_n_inplace, sums_inputs=True)
 
 
 def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
@@ -523,8 +537,14 @@ def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
 
 # ---- matrix products ------------------------------------------------------------------------
 
+def _transposes(op) -> tuple[bool, bool]:
+    """Whether the kernel transposes a and b: b not when a plan hands it over laid out transposed."""
+    pretransposed = getattr(op, "attrs", {}).get(registry.TRANSPOSED_INPUTS_ATTR, ())
+    return op.get_attr("transpose_a"), op.get_attr("transpose_b") and 1 not in pretransposed
+
+
 def _bind_matmul(op, ctx):
-    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    ta, tb = _transposes(op)
     if op.inputs[0].shape.ndims == 2 and op.inputs[1].shape.ndims == 2:
         if ta and tb:
             return lambda a, b: np.matmul(a.T, b.T)
@@ -544,7 +564,39 @@ def _bind_matmul(op, ctx):
     return batched
 
 
-registry.register_op("MatMul", _bind_matmul, fresh=True)
+def _transposed_b(op) -> tuple[int, ...]:
+    """MatMul reads b transposed under transpose_b: a plan may hand over b.T instead (2-D only)."""
+    two_d = op.inputs[0].shape.ndims == 2 and op.inputs[1].shape.ndims == 2
+    return (1,) if two_d and op.get_attr("transpose_b") else ()
+
+
+def _bind_transposed_copy(op, ctx):
+    from tftk.kernels.transpose import transposed
+    return transposed
+
+
+def _bind_matmul_slice(op, ctx):
+    """A 2-D product read only through a slice (`key`: ints and slices, one per axis) computes just
+    the rows and columns the slice keeps: ``(A @ B)[r, c] == A[r] @ B[:, c]``. Anything else is the
+    product, then the slice."""
+    key = op.consumer.get_attr("key")
+    if op.inputs[0].shape.ndims != 2 or op.inputs[1].shape.ndims != 2 or not 1 <= len(key) <= 2 \
+            or not all(isinstance(k, (int, slice)) for k in key):
+        product = _bind_matmul(op, ctx)
+        return lambda a, b: product(a, b)[key]
+    ta, tb = _transposes(op)
+    rows, cols = (key + (slice(None),))[:2]
+    return lambda a, b: np.matmul((a.T if ta else a)[rows], (b.T if tb else b)[:, cols])
+
+
+registry.register_op("MatMul", _bind_matmul, fresh=True, transposed_inputs=_transposed_b)
+registry.register_op(registry.TRANSPOSED_COPY, _bind_transposed_copy, fresh=True)
+registry.not_differentiable(registry.TRANSPOSED_COPY)  # exists in plans only, never in a graph
+# Plans run a product read only through a slice as the product of the slice's part: the gradient of
+# an LSTM step's [x, h] (dicfo @ w.T) when only h's columns are needed (the first layer's x is data).
+registry.register_op("MatMulStridedSlice", _bind_matmul_slice, fresh=True, transposed_inputs=_transposed_b)
+registry.not_differentiable("MatMulStridedSlice")  # exists in plans only, never in a graph
+registry.register_fusion("MatMul", "StridedSlice", "MatMulStridedSlice")
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
