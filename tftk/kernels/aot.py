@@ -50,8 +50,8 @@ _SIZES = ", ".join(["i8"] * 10)  # kh, kw, sh, sw, dh, dw, oh, ow (and the batch
 SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.conv:_patch_rows": (f"void({_F4_4}, {_SIZES}, {_F4_2}, b1)",),
     "tftk.kernels.conv:_tap_im2col": (f"void({_F4_3}, {_SIZES}, {_F4_2})",),
-    "tftk.kernels.conv_one_channel:_gradient_planes": (f"void({_F4_4}, i8, {_F4_3})",),
-    "tftk.kernels.conv_one_channel:_filter_sums": (f"void({_F4_2}, {_F4_3}, i8, i8, i8, i8, i8, {_F4_3})",),
+    "tftk.kernels.conv_one_channel:_forward": (f"void({_F4_3}, {_F4_3}, i8, {_F4_1}, i8, i8, i8, i8, b1, {_F4_4})",),
+    "tftk.kernels.conv_one_channel:_filter_sums": (f"void({_F4_3}, {_F4_4}, i8, i8, i8, i8, {_F4_3})",),
     "tftk.kernels.winograd:_tile_transform": (f"void({_F4_2}, {_F4_2}, i8[:, ::1], {_I8_1}, i8, i8, i8, i8, {_F4_3}, "
                                               f"{_F4_2})",),
     "tftk.kernels.winograd:_pad_to_hwnc": (f"void({_F4_4}, i8, i8, i8, {_F4_4})",),
