@@ -111,3 +111,46 @@ def test_no_max_pool_relu_grad_fusion_when_the_pool_gradient_is_fetched():
         expected_pool_grad, expected = _traced(sess, [pool_grad, grads[0]], feed)
     np.testing.assert_array_equal(got_pool_grad, expected_pool_grad)
     np.testing.assert_array_equal(got, expected)
+
+
+def _conv_bias(dtype, channels_in, channels_out, relu):
+    rng = np.random.default_rng(channels_in)
+    x = tf.placeholder(dtype, [None, 9, 7, channels_in])
+    w = tf.constant(rng.standard_normal((5, 3, channels_in, channels_out)).astype(dtype))
+    b = tf.constant(rng.standard_normal(channels_out).astype(dtype))
+    conv = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+    y = tf.nn.bias_add(conv, b)
+    feed = {x: rng.standard_normal((2, 9, 7, channels_in)).astype(dtype)}
+    return conv, (tf.nn.relu(y) if relu else y), feed
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("relu", [True, False])
+@pytest.mark.parametrize("channels_in,channels_out,exact", [
+    (1, 16, False),  # conv_one_channel: bias and ReLU inside the convolution, another summation order
+    (2, 4, True),    # im2col + BLAS, then the bias (and ReLU) in place: the unfused ops' bits
+])
+def test_conv2d_bias_add_relu_chain_is_fused(dtype, relu, channels_in, channels_out, exact):
+    _, y, feed = _conv_bias(dtype, channels_in, channels_out, relu)
+    with tf.Session() as sess:
+        fused = sess.run(y, feed)
+        types = _plan_types(sess)
+        kernels = [t for t in types if t not in ("Const", "Placeholder")]
+        assert kernels == ["Conv2DBiasAddRelu" if relu else "Conv2DBiasAdd"]
+        unfused = _traced(sess, y, feed)
+    if exact:
+        np.testing.assert_array_equal(fused, unfused)
+    else:
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(fused, unfused, rtol=tol, atol=tol)
+    assert not relu or (fused >= 0).all()
+
+
+def test_no_conv2d_bias_fusion_when_the_convolution_is_fetched():
+    conv, y, feed = _conv_bias(np.float32, 1, 16, relu=True)
+    with tf.Session() as sess:
+        got_conv, got = sess.run([conv, y], feed)
+        assert "Conv2DBiasAddRelu" not in _plan_types(sess) and "BiasAddRelu" in _plan_types(sess)
+        expected_conv, expected = _traced(sess, [conv, y], feed)
+    np.testing.assert_array_equal(got_conv, expected_conv)
+    np.testing.assert_array_equal(got, expected)

@@ -253,6 +253,8 @@ def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
     (not even the consumer's other inputs), is not fetched or fed, and both ops live in the same
     cond branch: the fused plan then computes the same values. The consumer's other inputs come
     before the producer in the order (the two are adjacent), so they are ready when the fused op runs.
+    Fusions chain left to right: a FusedOp is the producer of the next pair when its fused type has a
+    fusion with the next op (Conv2D + BiasAdd, then + Relu).
     """
     readers: dict[Tensor, int] = collections.Counter()
     for op in ops:
@@ -262,19 +264,15 @@ def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
             readers[pred] += 1
     fetched = set(fetches)
     result: list = []
-    i = 0
-    while i < len(ops):
-        op = ops[i]
-        nxt = ops[i + 1] if i + 1 < len(ops) else None
-        fused = registry.fusion(op.type, nxt.type) if nxt is not None else None
-        if fused is not None and len(op.outputs) == 1 and nxt.inputs and nxt.inputs[0] is op.outputs[0] \
-                and readers[op.outputs[0]] == 1 and op.outputs[0] not in fetched \
-                and op.outputs[0] not in feeds and op.guard == nxt.guard:
-            result.append(FusedOp(fused, op, nxt))
-            i += 2
-            continue
-        result.append(op)
-        i += 1
+    for op in ops:
+        last = result[-1] if result else None
+        fused = registry.fusion(last.type, op.type) if last is not None else None
+        if fused is not None and len(last.outputs) == 1 and op.inputs and op.inputs[0] is last.outputs[0] \
+                and readers[last.outputs[0]] == 1 and last.outputs[0] not in fetched \
+                and last.outputs[0] not in feeds and last.guard == op.guard:
+            result[-1] = FusedOp(fused, last, op)
+        else:
+            result.append(op)
     return result
 
 
