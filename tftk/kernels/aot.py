@@ -57,7 +57,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.winograd:_pad_to_hwnc": (f"void({_F4_4}, i8, i8, i8, {_F4_4})",),
     "tftk.kernels.winograd:_output_transform": (f"void({_F4_2}, {_F4_2}, i8[:, ::1], {_I8_1}, i8, i8, i8, i8, i8, "
                                                 f"{_F4_4}, {_F4_2}, {_F4_2})",),
-    "tftk.kernels.pool:_max_pool": (f"void({_F4_4}, {', '.join(['i8'] * 6)}, {_F4_4}, {_I8_4})",),
+    "tftk.kernels.pool:_max_pool_2x2": (f"void({_F4_4}, i8, i8, {_F4_4}, {_I8_4})",),
     "tftk.kernels.pool:_max_pool_relu_grad": (f"void({_F4_4}, {_I8_4}, {_F4_4}, {_F4_4})",),
     "tftk.kernels.elementwise:_relu_grad": (f"void({_F4_2}, {_F4_2}, {_F4_2})",),
     "tftk.kernels.elementwise:bias_relu_rows_in_place": (f"void({_F4_2}, {_F4_1})",),

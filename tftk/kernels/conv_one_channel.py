@@ -77,7 +77,7 @@ def _outer_block(rows: int, taps: int):
             acc_p, start_p, x_p, v_p = data
             element = acc_p.type.pointee
             vector = ir.VectorType(element, LANES)
-            index = ir.IntType(64)
+            index = context.get_value_type(types.intp)
             lane0 = ir.Constant(ir.IntType(32), 0)
             splat = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
             fma = builder.module.declare_intrinsic(

@@ -86,6 +86,57 @@ def _max_pool(x, kh, kw, sh, sw, pt, pl, y, arg):  # pragma: no cover - compiled
                                 where[j, ch] = base + ch
 
 
+@njit(cache=True, inline="always")
+def _max_pool_2x2_windows(x, sh, sw, y, arg):  # pragma: no cover - compiled
+    """`_max_pool` for 2x2 windows that all lie inside x (no padding): the four taps of a window read in
+    registers, row-major, a later one taken only when strictly greater (the same rule, NaNs included).
+
+    LeNet's 64x28x28x16 (1 thread): 0.20 -> 0.11 ms; the general kernel passes over each output row once
+    per tap, loading and storing the running max and arg-max every time.
+    """
+    n, h, wd, c = x.shape
+    oh, ow = y.shape[1], y.shape[2]
+    for b in range(n):
+        for i in range(oh):
+            top = x[b, i * sh]
+            below = x[b, i * sh + 1]
+            best = y[b, i]
+            where = arg[b, i]
+            for j in range(ow):
+                t0 = top[j * sw]
+                t1 = top[j * sw + 1]
+                t2 = below[j * sw]
+                t3 = below[j * sw + 1]
+                first = ((b * h + i * sh) * wd + j * sw) * c
+                second = first + wd * c
+                m = best[j]
+                k = where[j]
+                for ch in range(c):
+                    v = t0[ch]
+                    a = first + ch
+                    if t1[ch] > v:
+                        v = t1[ch]
+                        a = first + c + ch
+                    if t2[ch] > v:
+                        v = t2[ch]
+                        a = second + ch
+                    if t3[ch] > v:
+                        v = t3[ch]
+                        a = second + c + ch
+                    m[ch] = v
+                    k[ch] = a
+
+
+@njit(cache=True)
+def _max_pool_2x2(x, sh, sw, y, arg):  # pragma: no cover - compiled
+    """`_max_pool_2x2_windows`, with constant strides for the usual 2x2 stride-2 pooling (with run-time strides
+    the channel loop ran at the general kernel's speed)."""
+    if sh == 2 and sw == 2:
+        _max_pool_2x2_windows(x, 2, 2, y, arg)
+    else:
+        _max_pool_2x2_windows(x, sh, sw, y, arg)
+
+
 @njit(cache=True)
 def _max_pool_grad(dy, arg, dx):  # pragma: no cover - compiled
     """dx.flat[arg] += dy (serial: one scatter over the outputs is well under a millisecond on LeNet)."""
@@ -118,7 +169,11 @@ def max_pool(x: np.ndarray, ksize: Pair, strides: Pair, pads: tuple[Pair, Pair] 
     shape = _output_shape(x.shape, ksize, strides, pads, "max_pool")
     y = np.empty(shape, dtype=x.dtype)
     arg = np.empty(shape, dtype=np.int64)
-    _max_pool(np.ascontiguousarray(x), ksize[0], ksize[1], strides[0], strides[1], pads[0][0], pads[1][0], y, arg)
+    x = np.ascontiguousarray(x)
+    if tuple(ksize) == (2, 2) and tuple(pads) == ((0, 0), (0, 0)):
+        _max_pool_2x2(x, strides[0], strides[1], y, arg)
+    else:
+        _max_pool(x, ksize[0], ksize[1], strides[0], strides[1], pads[0][0], pads[1][0], y, arg)
     return y, arg
 
 
