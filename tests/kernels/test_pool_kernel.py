@@ -174,3 +174,35 @@ def test_avg_pool_same_counts_only_in_bounds_elements():
 def test_pool_rejects_a_window_that_does_not_fit():
     with pytest.raises(ValueError, match="does not fit"):
         max_pool(np.zeros((1, 2, 2, 1)), (3, 3), (1, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 6, 8, 16), (1, 2, 2, 32), (3, 4, 6, 48)])
+def test_tiled_2x2_gradient_gives_the_scatters_bits(dtype, shape):
+    """Windows that tile x: the gradient found again in x equals the arg-max scatter bit for bit, with and
+    without the ReLU gate, ties, NaNs, infinities and signed zeros in x and dy included."""
+    from tftk.kernels.pool import max_pool_2x2_grad, tiled_2x2
+    assert tiled_2x2(dtype, shape, (2, 2), (2, 2), ((0, 0), (0, 0)))
+    rng = np.random.default_rng(shape[3])
+    x = rng.integers(-2, 3, size=shape).astype(dtype)
+    x[rng.random(shape) < 0.1] = np.nan
+    x[rng.random(shape) < 0.05] = np.inf
+    x[rng.random(shape) < 0.05] = -0.0
+    relu_y = np.maximum(x, 0)  # its own NaNs: a gate that is closed there
+    y, arg = max_pool(x, (2, 2), (2, 2))
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dy[rng.random(dy.shape) < 0.1] = -0.0
+    dy[rng.random(dy.shape) < 0.05] = np.nan
+    for got, expected in [(max_pool_2x2_grad(dy, x), max_pool_grad(dy, arg, shape)),
+                          (max_pool_2x2_grad(dy, x, relu_y), max_pool_relu_grad(dy, arg, shape, relu_y))]:
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+def test_tiled_2x2_applies_only_to_exact_2x2_stride_2_tilings_of_16k_channels():
+    from tftk.kernels.pool import tiled_2x2
+    assert not tiled_2x2(np.float32, (1, 6, 8, 16), (2, 2), (1, 1), ((0, 0), (0, 0)))
+    assert not tiled_2x2(np.float32, (1, 7, 8, 16), (2, 2), (2, 2), ((0, 0), (0, 0)))    # VALID: a row left over
+    assert not tiled_2x2(np.float32, (1, 6, 8, 16), (2, 2), (2, 2), ((0, 1), (0, 0)))
+    assert not tiled_2x2(np.float32, (1, 6, 8, 12), (2, 2), (2, 2), ((0, 0), (0, 0)))
+    assert not tiled_2x2(np.float32, (1, 6, 8, 16), (3, 3), (2, 2), ((0, 0), (0, 0)))

@@ -58,13 +58,12 @@ def _outer_block(rows: int, taps: int):
 
     def definition(typingctx, acc, acc_at, acc_step, start, start_at, start_step, x, x_at, x_row, x_tap, v, v_at,
                    v_step, count, steps, x_next, v_next, relu):
-        from llvmlite import ir
         from numba import types
         from numba.core import cgutils
 
-        arrays = (acc, start, x, v)
-        if not all(isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C" for a in arrays) \
-                or len({a.dtype for a in arrays}) != 1 or acc.dtype not in (types.float32, types.float64):
+        from tftk.kernels.vector_ir import Vectors, contiguous_vectors
+
+        if not contiguous_vectors(acc, start, x, v):
             return None
         i = types.intp
         signature = types.void(acc, i, i, start, i, i, x, i, i, i, v, i, i, i, i, i, i, types.boolean)
@@ -72,57 +71,33 @@ def _outer_block(rows: int, taps: int):
         def codegen(context, builder, sig, args):
             (_, acc_at_, acc_step_, _, start_at_, start_step_, _, x_at_, x_row_, x_tap_, _, v_at_, v_step_, count_,
              steps_, x_next_, v_next_, relu_) = args
-            data = [context.make_array(t)(context, builder, a).data for t, a in zip(sig.args, args)
-                    if isinstance(t, types.Array)]
-            acc_p, start_p, x_p, v_p = data
-            element = acc_p.type.pointee
-            vector = ir.VectorType(element, LANES)
-            index = context.get_value_type(types.intp)
-            lane0 = ir.Constant(ir.IntType(32), 0)
-            splat = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
-            fma = builder.module.declare_intrinsic(
-                f"llvm.fma.v{LANES}{'f32' if element == ir.FloatType() else 'f64'}", (),
-                ir.FunctionType(vector, [vector] * 3))
-            align = element.get_abi_size(context.target_data)
+            acc_p, start_p, x_p, v_p = (context.make_array(t)(context, builder, a).data
+                                        for t, a in zip(sig.args, args) if isinstance(t, types.Array))
+            vec = Vectors(context, builder, acc_p.type.pointee, LANES)
 
             def times(value, k):
-                return builder.mul(value, ir.Constant(index, k))
+                return builder.mul(value, vec.constant(k))
 
-            def at(pointer, offset):
-                return builder.bitcast(builder.gep(pointer, [offset], inbounds=True), vector.as_pointer())
-
-            def load(pointer, offset):
-                value = builder.load(at(pointer, offset))
-                value.align = align
-                return value
-
-            def broadcast(offset):
-                scalar = builder.load(builder.gep(x_p, [offset], inbounds=True))
-                one = builder.insert_element(ir.Constant(vector, ir.Undefined), scalar, lane0)
-                return builder.shuffle_vector(one, ir.Constant(vector, ir.Undefined), splat)
-
-            rows_at = [builder.add(acc_at_, times(acc_step_, r)) for r in range(rows)]
-            slots = [cgutils.alloca_once_value(builder, load(start_p, builder.add(start_at_, times(start_step_, r))))
-                     for r in range(rows)]  # LLVM keeps these in registers
+            starts = [builder.add(start_at_, times(start_step_, r)) for r in range(rows)]
+            slots = [cgutils.alloca_once_value(builder, vec.load(start_p, at)) for at in starts]  # in registers
             with cgutils.for_range(builder, steps_) as loop:
                 x_base = builder.add(x_at_, builder.mul(loop.index, x_next_))
                 v_base = builder.add(v_at_, builder.mul(loop.index, v_next_))
                 sums = [builder.load(slot) for slot in slots]
                 for t in range(taps):
-                    weights = load(v_p, builder.add(v_base, times(v_step_, t)))
+                    weights = vec.load(v_p, builder.add(v_base, times(v_step_, t)))
                     x_t = builder.add(x_base, times(x_tap_, t))
-                    taken = builder.icmp_signed(">", count_, ir.Constant(index, t))
+                    taken = builder.icmp_signed(">", count_, vec.constant(t))
                     for r in range(rows):
-                        product = builder.call(fma, [broadcast(builder.add(x_t, times(x_row_, r))), weights, sums[r]])
+                        product = vec.fma(vec.broadcast(x_p, builder.add(x_t, times(x_row_, r))), weights, sums[r])
                         sums[r] = builder.select(taken, product, sums[r])
                 for slot, value in zip(slots, sums):
                     builder.store(value, slot)
-            zero = ir.Constant(vector, None)
-            clip = builder.icmp_unsigned("!=", relu_, ir.Constant(relu_.type, 0))
-            for offset, slot in zip(rows_at, slots):
+            clip = builder.icmp_unsigned("!=", relu_, relu_.type(0))
+            for r, slot in enumerate(slots):
                 value = builder.load(slot)
-                clipped = builder.select(builder.fcmp_ordered("<", value, zero), zero, value)  # NaN stays NaN
-                builder.store(builder.select(clip, clipped, value), at(acc_p, offset)).align = align
+                clipped = builder.select(builder.fcmp_ordered("<", value, vec.zero), vec.zero, value)  # NaN stays NaN
+                vec.store(builder.select(clip, clipped, value), acc_p, builder.add(acc_at_, times(acc_step_, r)))
             return context.get_dummy_value()
 
         return signature, codegen

@@ -338,9 +338,21 @@ def _bind_max_pool(op, ctx):
     return _pooling(op, max_pool)
 
 
+def _tiles(op) -> Callable:
+    """For a MaxPoolGrad (or a plan's fusion of it), `tiles(x)`: whether the MaxPool behind its arg-max input
+    pools x in 2x2 stride-2 windows that tile it (`tftk.kernels.pool.tiled_2x2`)."""
+    from tftk.kernels.pool import tiled_2x2
+    pool_op = op.inputs[1].op
+    if pool_op.type != "MaxPool":
+        return lambda x: False
+    attrs, ksize, strides = pool_op.attrs, pool_op.get_attr("ksize"), pool_op.get_attr("strides")
+    return lambda x: tiled_2x2(x.dtype, x.shape, ksize, strides, _geometry(attrs, x.shape[1:3], ksize)[1])
+
+
 def _bind_max_pool_grad(op, ctx):
-    from tftk.kernels.pool import max_pool_grad as kernel
-    return lambda dy, argmax, x: kernel(dy, argmax, x.shape)
+    from tftk.kernels.pool import max_pool_2x2_grad, max_pool_grad as kernel
+    tiles = _tiles(op)
+    return lambda dy, argmax, x: max_pool_2x2_grad(dy, x) if tiles(x) else kernel(dy, argmax, x.shape)
 
 
 def _max_pool_grad_grad(ddx: np.ndarray, argmax: np.ndarray) -> np.ndarray:
@@ -350,8 +362,10 @@ def _max_pool_grad_grad(ddx: np.ndarray, argmax: np.ndarray) -> np.ndarray:
 
 
 def _bind_max_pool_relu_grad(op, ctx):
-    from tftk.kernels.pool import max_pool_relu_grad as kernel
-    return lambda dy, argmax, x, relu_y: kernel(dy, argmax, x.shape, relu_y)
+    from tftk.kernels.pool import max_pool_2x2_grad, max_pool_relu_grad as kernel
+    tiles = _tiles(op)
+    return lambda dy, argmax, x, relu_y: (max_pool_2x2_grad(dy, x, relu_y) if tiles(x)
+                                          else kernel(dy, argmax, x.shape, relu_y))
 
 
 registry.register_op("MaxPool", _bind_max_pool, fresh=True)
