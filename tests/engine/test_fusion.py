@@ -71,15 +71,15 @@ def test_fuse_ops_leaves_pairs_in_different_cond_branches_alone():
     assert not any(isinstance(op, executor.FusedOp) for op in executor.fuse_ops(ops, [y], {x, pred}))
 
 
-def _conv_layer_gradient(dtype):
+def _conv_layer_gradient(dtype, channels=4):
     """d loss / d x through conv -> bias + ReLU -> max pool (a ConvNet layer), and the graph's inputs."""
     rng = np.random.default_rng(0)
     x = tf.placeholder(dtype, [None, 8, 8, 2])
-    w = tf.constant(rng.standard_normal((3, 3, 2, 4)).astype(dtype))
-    b = tf.constant(rng.standard_normal(4).astype(dtype))
+    w = tf.constant(rng.standard_normal((3, 3, 2, channels)).astype(dtype))
+    b = tf.constant(rng.standard_normal(channels).astype(dtype))
     h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b))
     pooled = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
-    loss = tf.reduce_sum(pooled * tf.constant(rng.standard_normal((1, 4, 4, 4)).astype(dtype)))
+    loss = tf.reduce_sum(pooled * tf.constant(rng.standard_normal((1, 4, 4, channels)).astype(dtype)))
     return x, h, tf.gradients(loss, [x, w])
 
 
@@ -89,8 +89,9 @@ def _traced(sess, fetches, feed):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_max_pool_grad_read_only_by_relu_grad_is_fused_and_bit_exact(dtype):
-    x, _, grads = _conv_layer_gradient(dtype)
+@pytest.mark.parametrize("channels", [4, 16])  # 16: windows found again in x (kernels.pool.max_pool_2x2_grad)
+def test_max_pool_grad_read_only_by_relu_grad_is_fused_and_bit_exact(dtype, channels):
+    x, _, grads = _conv_layer_gradient(dtype, channels)
     feed = {x: np.random.default_rng(1).standard_normal((3, 8, 8, 2)).astype(dtype)}
     with tf.Session() as sess:
         fused = sess.run(grads, feed)
@@ -151,3 +152,46 @@ def test_a_batched_product_read_through_a_slice():
         got = sess.run(sliced, {a: value})
         assert "MatMulStridedSlice" in _plan_types(sess)
     np.testing.assert_allclose(got, (value @ value.transpose(0, 2, 1))[:, 1:, :2], rtol=1e-12)
+
+
+def _conv_bias(dtype, channels_in, channels_out, relu):
+    rng = np.random.default_rng(channels_in)
+    x = tf.placeholder(dtype, [None, 9, 7, channels_in])
+    w = tf.constant(rng.standard_normal((5, 3, channels_in, channels_out)).astype(dtype))
+    b = tf.constant(rng.standard_normal(channels_out).astype(dtype))
+    conv = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
+    y = tf.nn.bias_add(conv, b)
+    feed = {x: rng.standard_normal((2, 9, 7, channels_in)).astype(dtype)}
+    return conv, (tf.nn.relu(y) if relu else y), feed
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("relu", [True, False])
+@pytest.mark.parametrize("channels_in,channels_out,exact", [
+    (1, 16, False),  # conv_one_channel: bias and ReLU inside the convolution, another summation order
+    (2, 4, True),    # im2col + BLAS, then the bias (and ReLU) in place: the unfused ops' bits
+])
+def test_conv2d_bias_add_relu_chain_is_fused(dtype, relu, channels_in, channels_out, exact):
+    _, y, feed = _conv_bias(dtype, channels_in, channels_out, relu)
+    with tf.Session() as sess:
+        fused = sess.run(y, feed)
+        types = _plan_types(sess)
+        kernels = [t for t in types if t not in ("Const", "Placeholder")]
+        assert kernels == ["Conv2DBiasAddRelu" if relu else "Conv2DBiasAdd"]
+        unfused = _traced(sess, y, feed)
+    if exact:
+        np.testing.assert_array_equal(fused, unfused)
+    else:
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(fused, unfused, rtol=tol, atol=tol)
+    assert not relu or (fused >= 0).all()
+
+
+def test_no_conv2d_bias_fusion_when_the_convolution_is_fetched():
+    conv, y, feed = _conv_bias(np.float32, 1, 16, relu=True)
+    with tf.Session() as sess:
+        got_conv, got = sess.run([conv, y], feed)
+        assert "Conv2DBiasAddRelu" not in _plan_types(sess) and "BiasAddRelu" in _plan_types(sess)
+        expected_conv, expected = _traced(sess, [conv, y], feed)
+    np.testing.assert_array_equal(got_conv, expected_conv)
+    np.testing.assert_array_equal(got, expected)

@@ -54,12 +54,13 @@ CASES = [  # x shape, filter shape, strides, padding, dilations
     ((2, 4, 5, 3), (1, 1, 3, 2), (1, 1), "VALID", (1, 1)),   # 1x1 fast path
     ((3, 5, 5, 1), (5, 5, 1, 2), (1, 1), "SAME", (1, 1)),    # LeNet-like, 1 channel
     ((2, 7, 9, 1), (3, 3, 1, 2), (2, 2), "SAME", (1, 1)),    # 1 channel, strided columns
-    # 1 channel, stride 1, out channels a multiple of 4: the filter gradient by plane dot products
-    ((3, 9, 11, 1), (5, 5, 1, 4), (1, 1), "SAME", (1, 1)),
-    ((2, 8, 7, 1), (3, 3, 1, 8), (1, 1), "VALID", (1, 1)),
-    ((2, 10, 9, 1), (3, 2, 1, 4), (1, 1), "SAME", (2, 3)),   # dilated
-    ((2, 9, 12, 1), (2, 7, 1, 4), (1, 1), "SAME", (1, 1)),   # 7 taps a row: two blocks of 5
-    ((1, 5, 13, 1), (4, 6, 1, 12), (1, 1), "VALID", (1, 2)),
+    # 1 channel into a multiple of 16 channels: `conv_one_channel`'s vector kernels
+    ((3, 9, 11, 1), (5, 5, 1, 16), (1, 1), "SAME", (1, 1)),
+    ((2, 8, 7, 1), (3, 3, 1, 16), (1, 1), "VALID", (1, 1)),
+    ((2, 10, 9, 1), (3, 2, 1, 16), (1, 1), "SAME", (2, 3)),   # dilated
+    ((2, 9, 12, 1), (2, 7, 1, 32), (1, 1), "SAME", (1, 1)),   # 7 taps a row: two blocks of 5
+    ((1, 5, 13, 1), (4, 6, 1, 16), (2, 1), "VALID", (1, 2)),
+    ((2, 7, 9, 1), (3, 3, 1, 12), (1, 1), "SAME", (1, 1)),    # 12 channels: im2col
 ]
 
 
@@ -109,16 +110,17 @@ def test_conv2d_gradients_are_the_adjoints_of_the_definition(case, dtype):
     np.testing.assert_allclose(dw, dw_ref, rtol=tol, atol=tol)
 
 
-def test_one_channel_filter_gradient_rows_take_the_plane_kernel_and_repeat_bit_for_bit():
+def test_one_channel_rows_take_the_vector_kernels_and_repeat_bit_for_bit():
     """The rows above meant for `conv_one_channel` do reach it (else the table would not test it)."""
     from tftk.kernels import conv_one_channel
     taken = [case for case in CASES if conv_one_channel.applies(np.float32, case[0], case[1], case[2])]
     assert len(taken) == 5
     for case in taken:
         x, w, strides, pads, dil = _setup(case, np.float32)
-        y = reference_conv2d(x, w, strides, pads, dil)
+        y = conv_one_channel.conv2d(x, w, strides, pads, dil)
+        np.testing.assert_array_equal(conv2d(x, w, strides, pads, dil), y)
         dy = np.random.default_rng(1).standard_normal(y.shape).astype(np.float32)
-        first = conv_one_channel.conv2d_backprop_filter(x, dy, w.shape, pads, dil)
+        first = conv_one_channel.conv2d_backprop_filter(x, dy, w.shape, strides, pads, dil)
         np.testing.assert_array_equal(conv2d_backprop_filter(x, dy, w.shape, strides, pads, dil), first)
 
 

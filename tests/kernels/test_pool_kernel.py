@@ -52,6 +52,10 @@ CASES = [  # x shape, ksize, strides, padding
     ((1, 6, 6, 2), (3, 3), (2, 2), "SAME"),   # overlapping windows
     ((2, 5, 4, 1), (3, 2), (1, 2), "SAME"),
     ((1, 7, 7, 3), (3, 3), (3, 3), "VALID"),
+    # 2x2 windows without padding: the four-tap kernel
+    ((1, 6, 8, 16), (2, 2), (2, 2), "SAME"),   # LeNet's pooling, batch 1
+    ((2, 5, 5, 2), (2, 2), (1, 1), "VALID"),   # overlapping windows
+    ((2, 5, 7, 3), (2, 2), (2, 3), "VALID"),   # odd sizes: the last row and columns in no window
 ]
 
 
@@ -73,6 +77,23 @@ def test_max_pool_and_grad_match_definition(case, dtype):
     dx = max_pool_grad(dy, arg, xs)
     assert dx.dtype == dtype
     np.testing.assert_allclose(dx, dx_ref, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("strides", [(2, 2), (1, 1), (1, 2)])
+def test_four_tap_max_pool_gives_the_general_kernels_bits(dtype, strides):
+    """NaNs (never replaced, never replacing), infinities and ties: the 2x2 kernel agrees bit for bit."""
+    from tftk.kernels import pool
+    rng = np.random.default_rng(5)
+    x = rng.integers(-2, 3, size=(3, 8, 10, 5)).astype(dtype)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    x[rng.random(x.shape) < 0.05] = np.inf
+    x[rng.random(x.shape) < 0.05] = -np.inf
+    y, arg = max_pool(x, (2, 2), strides)
+    y_general, arg_general = np.empty_like(y), np.empty_like(arg)
+    pool._max_pool(x, 2, 2, strides[0], strides[1], 0, 0, y_general, arg_general)
+    np.testing.assert_array_equal(y, y_general)
+    np.testing.assert_array_equal(arg, arg_general)
 
 
 def test_max_pool_tie_goes_to_first_element_in_row_major_order():
@@ -153,3 +174,35 @@ def test_avg_pool_same_counts_only_in_bounds_elements():
 def test_pool_rejects_a_window_that_does_not_fit():
     with pytest.raises(ValueError, match="does not fit"):
         max_pool(np.zeros((1, 2, 2, 1)), (3, 3), (1, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 6, 8, 16), (1, 2, 2, 32), (3, 4, 6, 48)])
+def test_tiled_2x2_gradient_gives_the_scatters_bits(dtype, shape):
+    """Windows that tile x: the gradient found again in x equals the arg-max scatter bit for bit, with and
+    without the ReLU gate, ties, NaNs, infinities and signed zeros in x and dy included."""
+    from tftk.kernels.pool import max_pool_2x2_grad, tiled_2x2
+    assert tiled_2x2(dtype, shape, (2, 2), (2, 2), ((0, 0), (0, 0)))
+    rng = np.random.default_rng(shape[3])
+    x = rng.integers(-2, 3, size=shape).astype(dtype)
+    x[rng.random(shape) < 0.1] = np.nan
+    x[rng.random(shape) < 0.05] = np.inf
+    x[rng.random(shape) < 0.05] = -0.0
+    relu_y = np.maximum(x, 0)  # its own NaNs: a gate that is closed there
+    y, arg = max_pool(x, (2, 2), (2, 2))
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dy[rng.random(dy.shape) < 0.1] = -0.0
+    dy[rng.random(dy.shape) < 0.05] = np.nan
+    for got, expected in [(max_pool_2x2_grad(dy, x), max_pool_grad(dy, arg, shape)),
+                          (max_pool_2x2_grad(dy, x, relu_y), max_pool_relu_grad(dy, arg, shape, relu_y))]:
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+def test_tiled_2x2_applies_only_to_exact_2x2_stride_2_tilings_of_16k_channels():
+    from tftk.kernels.pool import tiled_2x2
+    assert not tiled_2x2(np.float32, (1, 6, 8, 16), (2, 2), (1, 1), ((0, 0), (0, 0)))
+    assert not tiled_2x2(np.float32, (1, 7, 8, 16), (2, 2), (2, 2), ((0, 0), (0, 0)))    # VALID: a row left over
+    assert not tiled_2x2(np.float32, (1, 6, 8, 16), (2, 2), (2, 2), ((0, 1), (0, 0)))
+    assert not tiled_2x2(np.float32, (1, 6, 8, 12), (2, 2), (2, 2), ((0, 0), (0, 0)))
+    assert not tiled_2x2(np.float32, (1, 6, 8, 16), (3, 3), (2, 2), ((0, 0), (0, 0)))

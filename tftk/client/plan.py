@@ -226,7 +226,7 @@ def check_feeds(ops: list[Operation], feeds: set[Tensor],
 # ---- pass 4: fusion -------------------------------------------------------------------------------
 
 class FusedOp:
-    """Two adjacent ops run as one kernel: `consumer(producer(*inputs), *more)` (see register_fusion).
+    """Two ops run as one kernel: `consumer(producer(*inputs), *more)` (see register_fusion, fuse_ops).
 
     Its inputs are the producer's, then the consumer's other inputs (`more`).
     """
@@ -257,7 +257,8 @@ def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
     cond branch: the fused plan then computes the same values. The fused op runs where the producer
     ran, so the consumer's other inputs must be ready there: either the two are adjacent in the
     order, or the consumer reads nothing else and waits for no control input (a ReLU, a slice) and
-    is moved up to its producer.
+    is moved up to its producer. Fusions chain: a FusedOp is the producer of the next pair when its
+    fused type has a fusion with its consumer (Conv2D + BiasAdd, then + Relu).
     """
     readers: dict[Tensor, int] = collections.Counter()
     reader_of: dict[Tensor, Any] = {}
@@ -273,16 +274,20 @@ def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
     for index, op in enumerate(ops):
         if op in moved:
             continue
-        out = op.outputs[0] if len(op.outputs) == 1 else None
-        consumer = reader_of.get(out)
-        fused = registry.fusion(op.type, consumer.type) if consumer is not None else None
-        if fused is not None and consumer.inputs[0] is out and readers[out] == 1 and out not in fetched \
-                and out not in feeds and op.guard == consumer.guard \
-                and (index + 1 < len(ops) and ops[index + 1] is consumer
-                     or len(consumer.inputs) == 1 and not consumer.control_inputs):
-            result.append(FusedOp(fused, op, consumer))
+        last = index  # where the chain's last op sits in the order
+        while True:
+            out = op.outputs[0] if len(op.outputs) == 1 else None
+            consumer = reader_of.get(out)
+            fused = registry.fusion(op.type, consumer.type) if consumer is not None else None
+            if fused is None or consumer.inputs[0] is not out or readers[out] != 1 or out in fetched \
+                    or out in feeds or op.guard != consumer.guard:
+                break
+            adjacent = last + 1 < len(ops) and ops[last + 1] is consumer
+            if not adjacent and (len(consumer.inputs) != 1 or consumer.control_inputs):
+                break
+            last += adjacent
+            op = FusedOp(fused, op, consumer)
             moved.add(consumer)
-            continue
         result.append(op)
     return result
 

@@ -50,15 +50,16 @@ _SIZES = ", ".join(["i8"] * 10)  # kh, kw, sh, sw, dh, dw, oh, ow (and the batch
 SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.conv:_patch_rows": (f"void({_F4_4}, {_SIZES}, {_F4_2}, b1)",),
     "tftk.kernels.conv:_tap_im2col": (f"void({_F4_3}, {_SIZES}, {_F4_2})",),
-    "tftk.kernels.conv_one_channel:_gradient_planes": (f"void({_F4_4}, i8, {_F4_3})",),
-    "tftk.kernels.conv_one_channel:_filter_sums": (f"void({_F4_2}, {_F4_3}, i8, i8, i8, i8, i8, {_F4_3})",),
+    "tftk.kernels.conv_one_channel:_forward": (f"void({_F4_3}, {_F4_3}, i8, {_F4_1}, i8, i8, i8, i8, b1, {_F4_4})",),
+    "tftk.kernels.conv_one_channel:_filter_sums": (f"void({_F4_3}, {_F4_4}, i8, i8, i8, i8, {_F4_3})",),
     "tftk.kernels.winograd:_tile_transforms": (f"void({_F4_2}, {_F4_2}, {_I8_1}, i8, i8, i8, i8, i8, {_F4_2}, "
                                                f"{_F4_2})",),
     "tftk.kernels.winograd:_pad_to_hwnc": (f"void({_F4_4}, i8, i8, i8, {_F4_4})",),
     "tftk.kernels.winograd:_output_transforms": (f"void({_F4_2}, {_F4_2}, {_I8_1}, i8, i8, i8, i8, {_F4_4}, {_F4_2}, "
                                                  f"{_F4_2})",),
-    "tftk.kernels.pool:_max_pool": (f"void({_F4_4}, {', '.join(['i8'] * 6)}, {_F4_4}, {_I8_4})",),
+    "tftk.kernels.pool:_max_pool_2x2": (f"void({_F4_4}, i8, i8, {_F4_4}, {_I8_4})",),
     "tftk.kernels.pool:_max_pool_relu_grad": (f"void({_F4_4}, {_I8_4}, {_F4_4}, {_F4_4})",),
+    "tftk.kernels.pool:_tiled_2x2_grad": (f"void({_F4_4}, {_F4_4}, {_F4_4}, b1, {_F4_4})",),
     "tftk.kernels.elementwise:_relu_grad": (f"void({_F4_2}, {_F4_2}, {_F4_2})",),
     "tftk.kernels.elementwise:bias_relu_rows_in_place": (f"void({_F4_2}, {_F4_1})",),
     "tftk.kernels.softmax_xent:_xent": (f"void({_F4_2}, {_F4_2}, {_F4_1}, {_F4_2})",),

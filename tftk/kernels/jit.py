@@ -21,6 +21,8 @@ make every kernel unusable; then the kernel is compiled in memory instead, once 
 
 `prange` here stands for `numba.prange` in kernel modules that must not import Numba: the first
 time one of that module's kernels is compiled by Numba, the module's `prange` is bound to Numba's.
+`intrinsic` does the same for `numba.extending.intrinsic` (LLVM IR written by hand, e.g. explicit
+vector code): the module holds a `LazyIntrinsic` until one of its kernels is compiled.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any, Callable
 
 from tftk.kernels import aot
 
-__all__ = ["njit", "prange", "Kernel", "registered"]
+__all__ = ["njit", "prange", "intrinsic", "LazyIntrinsic", "Kernel", "registered"]
 
 _warned = False
 _lock = threading.Lock()
@@ -42,6 +44,23 @@ _registry: dict[str, "Kernel"] = {}  # "module:qualname" -> its Kernel (what the
 def prange(*args: int) -> range:
     """`numba.prange` in a module that has not imported Numba yet (a plain `range` when run as Python)."""
     return range(*args)
+
+
+class LazyIntrinsic:
+    """`numba.extending.intrinsic(definition)`, made when a kernel of the defining module is first compiled."""
+
+    def __init__(self, definition: Callable):
+        self.definition = definition
+        self.__name__ = definition.__name__
+        self.__doc__ = definition.__doc__
+
+    def __repr__(self) -> str:
+        return f"<tftk lazy intrinsic {self.__name__}>"
+
+
+def intrinsic(definition: Callable) -> LazyIntrinsic:
+    """`numba.extending.intrinsic` in a kernel module that must not import Numba (see the module docstring)."""
+    return LazyIntrinsic(definition)
 
 
 class Kernel:
@@ -129,9 +148,13 @@ def njit(*args: Any, **options: Any) -> Any:
 def _numba_dispatcher(fn: Callable, options: dict) -> Any:
     """Numba's dispatcher for `fn`, falling back to `cache=False` when no cache can be written."""
     import numba
+    from numba.extending import intrinsic as numba_intrinsic
 
     if fn.__globals__.get("prange") is prange:
         fn.__globals__["prange"] = numba.prange
+    for name, value in list(fn.__globals__.items()):
+        if isinstance(value, LazyIntrinsic):
+            fn.__globals__[name] = numba_intrinsic(value.definition)
     try:
         return numba.njit(**options)(fn)
     except RuntimeError as exc:
