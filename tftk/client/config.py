@@ -69,22 +69,31 @@ def _blas_libraries() -> list[Any]:
 
 
 def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> int:
-    """Bound BLAS and Numba for the calling thread to `threads` threads (0: the environment's or all
-    cores), fewer while other processes hold cores or while `step_times` (the plan's measured
-    steps) says one thread runs it faster (`tftk.client.threads`); returns the count applied.
+    """Bound BLAS, Numba and the work-sharing kernels for the calling thread to `threads` threads (0: the
+    environment's or all cores), fewer while other processes hold cores or while `step_times` (the
+    plan's measured steps) says one thread runs it faster (`tftk.client.threads`); returns the count
+    applied. Where the plan's steps share kernel calls (`step_times.shares_work`), those get the threads
+    and BLAS one.
 
     The counts in force are read back before every step (well under a microsecond each), not
     remembered: other code sets them too (hpsearch's workers bound every library before each trial,
     users call threadpoolctl), and a remembered count then left BLAS on two threads while the step
     was timed as one: `tftk hpsearch --nb-process 1` on the ConvNet config took 3.5x the CPU time."""
     from tftk.client.threads import step_threads
+    from tftk.kernels import work_sharing
     if threads <= 0:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
     bound = threads
     threads = step_threads(threads, step_times)
+    # A plan whose conv and pool calls are cut in pieces runs them on the work-sharing threads, and
+    # BLAS on one thread throughout its step: OpenBLAS's worker spins on the other core after every
+    # product it shares, and a helper beside it gets half a core (`tftk.kernels.work_sharing`).
+    sharing = threads > 1 and step_times is not None and step_times.shares_work
+    work_sharing.set_workers(threads if sharing else 1)
+    blas_threads = 1 if sharing else threads
     for library in _blas_libraries():
-        if library.get_num_threads() != threads:
-            library.set_num_threads(threads)
+        if library.get_num_threads() != blas_threads:
+            library.set_num_threads(blas_threads)
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
     # limits were set: the next run then bounds its threads too.
     if "numba" in sys.modules:

@@ -50,6 +50,9 @@ RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured aga
 RETRY_MAX_SECONDS = 16.0
 PROBE_STEPS = 3  # steps per measurement of a thread count; its median judges it
 MARGIN = 0.9  # more threads run only where their step takes at most this fraction of one thread's
+# the same for a plan whose conv and pool calls are shared (`tftk.kernels.work_sharing`): its second
+# thread works only inside those calls and waits for no barrier, so a smaller gain is worth it
+SHARED_MARGIN = 0.97
 ABANDON = 2.0  # a probe ends at its first step this many times slower than the other count's median
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state = {"at": -1.0, "others": 0.0}
@@ -124,14 +127,16 @@ class StepTimes:
         self.free = 1  # the largest count offered by the last choose()
         self.probing: int | None = None  # the count being measured in the coming steps
         self._probe_left = 0
+        self.shares_work = False  # its steps cut kernel calls in pieces (`tftk.kernels.work_sharing`)
 
     def _median(self, threads: int) -> float:
         times = sorted(self.recent[threads])
         return times[len(times) // 2]
 
     def preferred(self, free: int) -> int:
-        """`free` where its measured steps beat one thread's by `MARGIN`, else 1."""
-        return free if self._median(free) <= MARGIN * self._median(1) else 1
+        """`free` where its measured steps beat one thread's by `MARGIN` (`SHARED_MARGIN`), else 1."""
+        margin = SHARED_MARGIN if self.shares_work else MARGIN
+        return free if self._median(free) <= margin * self._median(1) else 1
 
     def _probe(self, threads: int) -> int:
         self.probing, self._probe_left = threads, PROBE_STEPS
@@ -155,8 +160,10 @@ class StepTimes:
         self.retry_at = now + self.wait  # until record() sets it from the probe's outcome
         return self._probe(1 if best == free else free)
 
-    def record(self, threads: int, seconds: float, now: float) -> None:
-        """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not)."""
+    def record(self, threads: int, seconds: float, now: float, shared: bool = False) -> None:
+        """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not);
+        `shared`: the step made kernel calls big enough to cut in pieces."""
+        self.shares_work = self.shares_work or shared
         self.runs += 1
         if self.runs == 1:
             return
