@@ -1,5 +1,7 @@
 """The step's thread count: the session's bound, lowered while other processes hold cores."""
 
+import sys
+
 import pytest
 
 from tftk.client import threads
@@ -96,6 +98,15 @@ def test_a_plan_sharing_its_calls_takes_a_smaller_gain(plan_seconds, settles_on)
         used.append(n)
     later = used[1 + 2 * threads.PROBE_STEPS:]
     assert times.shares_work and later.count(settles_on) >= 0.8 * len(later)
+
+
+def test_a_sharing_plan_is_offered_its_bound_beside_other_work(machine):
+    """The run queue lowers a BLAS plan's threads, not a sharing plan's: its measurement decides."""
+    machine["others"] = 1
+    times = threads.StepTimes()
+    assert threads.step_threads(2, times) == 1
+    times.shares_work = True
+    assert threads.step_threads(2, times) == 2  # the first run; probes follow
 
 
 def test_one_slow_step_does_not_decide():
@@ -199,5 +210,8 @@ def test_a_sharing_plan_gives_its_threads_to_the_shared_calls(monkeypatch, share
         assert apply_thread_limits(threads_applied, times) == threads_applied
         assert work_sharing.workers() == workers
         assert {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"} == {blas}
+        if "numba" in sys.modules:
+            import numba
+            assert numba.get_num_threads() == min(blas, numba.config.NUMBA_NUM_THREADS)
     finally:
         work_sharing.set_workers(1)

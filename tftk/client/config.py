@@ -73,7 +73,7 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
     environment's or all cores), fewer while other processes hold cores or while `step_times` (the
     plan's measured steps) says one thread runs it faster (`tftk.client.threads`); returns the count
     applied. Where the plan's steps share kernel calls (`step_times.shares_work`), those get the threads
-    and BLAS one.
+    and BLAS and Numba one.
 
     The counts in force are read back before every step (well under a microsecond each), not
     remembered: other code sets them too (hpsearch's workers bound every library before each trial,
@@ -85,20 +85,21 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
     bound = threads
     threads = step_threads(threads, step_times)
-    # A plan whose conv and pool calls are cut in pieces runs them on the work-sharing threads, and
-    # BLAS on one thread throughout its step: OpenBLAS's worker spins on the other core after every
-    # product it shares, and a helper beside it gets half a core (`tftk.kernels.work_sharing`).
+    # A plan whose conv calls are cut in pieces runs them on the work-sharing threads, and BLAS and
+    # Numba's parallel loops on one thread throughout its step: OpenBLAS's worker spins on the other
+    # core after every product it shares (a helper beside it gets half a core), and both end each
+    # call in a barrier that stalls on a busy core (`tftk.kernels.work_sharing`).
     sharing = threads > 1 and step_times is not None and step_times.shares_work
     work_sharing.set_workers(threads if sharing else 1)
-    blas_threads = 1 if sharing else threads
+    pool_threads = 1 if sharing else threads
     for library in _blas_libraries():
-        if library.get_num_threads() != blas_threads:
-            library.set_num_threads(blas_threads)
+        if library.get_num_threads() != pool_threads:
+            library.set_num_threads(pool_threads)
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
     # limits were set: the next run then bounds its threads too.
     if "numba" in sys.modules:
         import numba  # waits while another thread is still importing it
-        wanted = min(threads, numba.config.NUMBA_NUM_THREADS)
+        wanted = min(pool_threads, numba.config.NUMBA_NUM_THREADS)
         if numba.get_num_threads() != wanted:
             numba.set_num_threads(wanted)
     elif bound > 0:

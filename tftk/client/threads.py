@@ -93,10 +93,15 @@ def _others_running() -> float | None:
     return max(running - _own_running(), 0)
 
 
+def _wanted(bound: int) -> int:
+    """The session's bound, 0 meaning all usable cores."""
+    return usable_cores() if bound <= 0 else bound
+
+
 def effective_threads(bound: int) -> int:
     """Threads for the next step: `bound` (0 = all cores) less the cores other work is using now."""
     cores = usable_cores()
-    want = cores if bound <= 0 else bound
+    want = _wanted(bound)
     if want <= 1 or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
         return want
     now = time.monotonic()
@@ -188,8 +193,15 @@ class StepTimes:
 
 def step_threads(bound: int, times: StepTimes | None = None) -> int:
     """Threads for the next run of a plan: `effective_threads(bound)`, or 1 where `times` (the plan's
-    measured steps) says one thread runs it faster now."""
+    measured steps) says one thread runs it faster now.
+
+    A plan that shares its conv calls (`times.shares_work`) is offered its whole bound whatever the
+    run queue says: its second thread works only in those calls and is overtaken when late, so a
+    busy core cannot stall it, and beside other work a second runnable thread gets a second share
+    of the cores; the measured step times decide."""
     free = effective_threads(bound)
+    if times is not None and times.shares_work:
+        free = _wanted(bound)
     if free <= 1 or times is None or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
         return free
     return times.choose(free, time.monotonic())
