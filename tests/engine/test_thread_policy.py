@@ -215,3 +215,35 @@ def test_a_sharing_plan_gives_its_threads_to_the_shared_calls(monkeypatch, share
             assert numba.get_num_threads() == min(blas, numba.config.NUMBA_NUM_THREADS)
     finally:
         work_sharing.set_workers(1)
+
+
+def test_a_thread_whose_blas_setting_is_ignored_shares_nothing(monkeypatch):
+    """numpy's OpenBLAS ignores set_num_threads from threads other than the main one: a session in such
+    a thread, with BLAS left on 2 threads, must not cut its calls (both threads' products would run on
+    BLAS's threads at once)."""
+    from threadpoolctl import ThreadpoolController
+    from tftk.client.config import apply_thread_limits
+    from tftk.kernels import work_sharing
+    controllers = ThreadpoolController().select(user_api="blas").lib_controllers
+    if not controllers:
+        pytest.skip("no BLAS library that threadpoolctl can control")
+    monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
+    before = [c.get_num_threads() for c in controllers]
+    for c in controllers:
+        c.set_num_threads(2)
+    seen = {}
+
+    def session_thread():
+        times = threads.StepTimes()
+        times.shares_work = True
+        apply_thread_limits(2, times)
+        seen["blas"] = {c.get_num_threads() for c in controllers}
+        seen["workers"] = work_sharing.workers()
+
+    import threading
+    worker = threading.Thread(target=session_thread)
+    worker.start()
+    worker.join()
+    for c, n in zip(controllers, before):
+        c.set_num_threads(n)
+    assert seen["workers"] == (2 if seen["blas"] == {1} else 1)

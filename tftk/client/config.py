@@ -89,17 +89,20 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
     # Numba's parallel loops on one thread throughout its step: OpenBLAS's worker spins on the other
     # core after every product it shares (a helper beside it gets half a core), and both end each
     # call in a barrier that stalls on a busy core (`tftk.kernels.work_sharing`).
+    # numpy's OpenBLAS ignores the setting from any thread but the main one: a session running in
+    # another thread shares nothing while BLAS stays on more threads.
     sharing = threads > 1 and step_times is not None and step_times.shares_work
-    work_sharing.set_workers(threads if sharing else 1)
-    pool_threads = 1 if sharing else threads
+    blas_threads = 1 if sharing else threads
     for library in _blas_libraries():
-        if library.get_num_threads() != pool_threads:
-            library.set_num_threads(pool_threads)
+        if library.get_num_threads() != blas_threads:
+            library.set_num_threads(blas_threads)
+            sharing = sharing and library.get_num_threads() == 1
+    work_sharing.set_workers(threads if sharing else 1)
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
     # limits were set: the next run then bounds its threads too.
     if "numba" in sys.modules:
         import numba  # waits while another thread is still importing it
-        wanted = min(pool_threads, numba.config.NUMBA_NUM_THREADS)
+        wanted = min(1 if sharing else threads, numba.config.NUMBA_NUM_THREADS)
         if numba.get_num_threads() != wanted:
             numba.set_num_threads(wanted)
     elif bound > 0:

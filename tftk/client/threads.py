@@ -35,6 +35,14 @@ time either way); splitting each product into row blocks taken in turn by two Py
 1-thread BLAS did not collapse under contention (about one thread's time) but on a quiet machine ran
 at 1.0-1.1x one thread's speed where OpenBLAS's two threads give 1.1-1.9x.
 
+A plan whose conv calls are cut in pieces (`tftk.kernels.work_sharing`: the caller and one helper
+take pieces from a shared counter, and the caller computes a piece the helper is late with) runs a
+2-thread step with the pieces on both threads and BLAS and Numba on one: no call ends in a barrier, so
+such a plan is offered its whole bound whatever the run queue says and its measured steps decide, at
+the smaller `SHARED_MARGIN`. On 2 cores the pieces of LeNet's convolutions ran 1.1-1.4x faster than
+the whole calls (quiet; each piece ~30% slower beside the other, and Winograd transforms the filter
+once per piece), so the step gains less than TF's two threads do (12.5 -> 8.2 ms).
+
 `TFTK_ADAPTIVE_THREADS=0` turns both adjustments off (the bound is then used as given).
 """
 

@@ -16,11 +16,12 @@ pooling was cut the same way and dropped: a piece's result copied into the whole
 moved by the piece's offset doubled these memory-bound calls (LeNet's 0.24 ms MaxPool: 0.41 ms of CPU
 in 3 pieces, its 0.19 ms gradient 0.38 ms), more than a second core could win back. The
 number of workers is per calling thread (`set_workers`, set by the session before each step from its
-thread policy); at 1 worker the op calls its kernel whole and nothing here runs. The session gives
-BLAS one thread in steps that share work: OpenBLAS's worker spins on the second core for ~0.1 s after
-every call it shares, which starved an earlier helper pool (dropped in 4069ebe: a 2-thread deep-MNIST
-step ran 52 ms against 36 ms with BLAS's threads). The helper sets BLAS to one thread for itself
-(OpenBLAS's setting in numpy's wheel is kept per thread once a thread sets it).
+thread policy); at 1 worker the op calls its kernel whole and nothing here runs. A step shares work
+only where BLAS runs on one thread throughout (the session sets it): OpenBLAS's worker spins on the
+second core for ~0.1 s after every call it shares, which starved an earlier helper pool (dropped in
+4069ebe: a 2-thread deep-MNIST step ran 52 ms against 36 ms with BLAS's threads), and the helper's
+products follow the process-wide setting (numpy's OpenBLAS 0.3.31 ignores `set_num_threads` from any
+thread but the main one: measured by its workers' CPU ticks).
 
 The helper is started at the first shared call, leaves after `IDLE_SECONDS` without work, and is
 stopped by `stop_helper` (a session's close); a forked child (hpsearch's workers) starts its own.
@@ -166,7 +167,6 @@ class _Helper:
         self.thread = threading.Thread(target=self._serve, name="tftk-work-sharing", daemon=True)
 
     def _serve(self) -> None:
-        _single_threaded_blas()
         while True:
             try:
                 job = self.jobs.get(timeout=IDLE_SECONDS)
@@ -184,12 +184,6 @@ class _Helper:
 
 _pool_lock = threading.Lock()
 _pool: dict[str, Any] = {"helper": None}
-
-
-def _single_threaded_blas() -> None:
-    from threadpoolctl import ThreadpoolController
-    for controller in ThreadpoolController().select(user_api="blas").lib_controllers:
-        controller.set_num_threads(1)
 
 
 def _offer(job: _Job) -> None:
