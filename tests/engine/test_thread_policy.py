@@ -247,3 +247,33 @@ def test_a_thread_whose_blas_setting_is_ignored_shares_nothing(monkeypatch):
     for c, n in zip(controllers, before):
         c.set_num_threads(n)
     assert seen["workers"] == (2 if seen["blas"] == {1} else 1)
+
+
+@pytest.mark.parametrize("mode_seconds, settles_on", [
+    ({True: 0.012, False: 0.015}, True),  # LeNet: its convolutions gain more from sharing
+    ({True: 0.040, False: 0.036}, False),  # deep-MNIST: BLAS's threads on its big products may win
+])
+def test_a_sharing_plan_measures_both_ways_of_running_two_threads(mode_seconds, settles_on):
+    times = threads.StepTimes()
+    times.record(2, 1.0, 0.0, shared=True)  # the first run: learns that the plan shares
+    used = []
+    for _ in range(300):
+        mode = times.share_calls()
+        times.record(2, mode_seconds[mode], 0.0, shared=True)
+        used.append(mode)
+    probe = threads.PROBE_STEPS
+    assert used[:2 * probe] == [True] * probe + [False] * probe
+    later = used[2 * probe:]
+    assert later.count(settles_on) >= 0.9 * len(later) and later.count(not settles_on) > 0  # re-measured
+
+
+def test_a_collapsing_way_is_measured_one_step_at_a_time():
+    times = threads.StepTimes()
+    times.record(2, 1.0, 0.0, shared=True)
+    used = []
+    for _ in range(400):
+        mode = times.share_calls()
+        times.record(2, {True: 0.015, False: 0.300}[mode], 0.0, shared=True)  # BLAS's barriers collapse
+        used.append(mode)
+    later = used[2 * threads.PROBE_STEPS:]
+    assert later.count(False) == len(later) // threads.MODE_RECHECK_STEPS  # one step per re-measurement

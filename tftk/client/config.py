@@ -91,13 +91,15 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
     # call in a barrier that stalls on a busy core (`tftk.kernels.work_sharing`).
     # numpy's OpenBLAS ignores the setting from any thread but the main one: a session running in
     # another thread shares nothing while BLAS stays on more threads.
-    sharing = threads > 1 and step_times is not None and step_times.shares_work
+    sharing = threads > 1 and step_times is not None and step_times.shares_work and step_times.share_calls()
     blas_threads = 1 if sharing else threads
     for library in _blas_libraries():
         if library.get_num_threads() != blas_threads:
             library.set_num_threads(blas_threads)
             sharing = sharing and library.get_num_threads() == 1
     work_sharing.set_workers(threads if sharing else 1)
+    if threads > 1 and step_times is not None and step_times.shares_work:
+        step_times.sharing = sharing  # the way this step runs, as record() counts it
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
     # limits were set: the next run then bounds its threads too.
     if "numba" in sys.modules:

@@ -39,7 +39,8 @@ A plan whose conv calls are cut in pieces (`tftk.kernels.work_sharing`: the call
 take pieces from a shared counter, and the caller computes a piece the helper is late with) runs a
 2-thread step with the pieces on both threads and BLAS and Numba on one: no call ends in a barrier, so
 such a plan is offered its whole bound whatever the run queue says and its measured steps decide, at
-the smaller `SHARED_MARGIN`. On 2 cores the pieces of LeNet's convolutions ran 1.1-1.4x faster than
+the smaller `SHARED_MARGIN`. Its 2-thread steps are also measured the old way (BLAS's threads, calls
+whole: deep-MNIST's big products may gain more there) and the faster way runs (`share_calls`). On 2 cores the pieces of LeNet's convolutions ran 1.1-1.4x faster than
 the whole calls (quiet; each piece ~30% slower beside the other, and Winograd transforms the filter
 once per piece), so the step gains less than TF's two threads do (12.5 -> 8.2 ms).
 
@@ -62,6 +63,7 @@ MARGIN = 0.9  # more threads run only where their step takes at most this fracti
 # thread works only inside those calls and waits for no barrier, so a smaller gain is worth it
 SHARED_MARGIN = 0.97
 ABANDON = 2.0  # a probe ends at its first step this many times slower than the other count's median
+MODE_RECHECK_STEPS = 64  # a sharing plan measures its slower way of running 2 threads again this often
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state = {"at": -1.0, "others": 0.0}
 
@@ -141,10 +143,13 @@ class StepTimes:
         self.probing: int | None = None  # the count being measured in the coming steps
         self._probe_left = 0
         self.shares_work = False  # its steps cut kernel calls in pieces (`tftk.kernels.work_sharing`)
+        # a sharing plan's multi-thread steps: sharing (True) or BLAS's threads (False), and each's times
+        self.sharing = True
+        self.by_mode: dict[bool, list[float]] = {True: [], False: []}
+        self._mode_steps = 0
 
     def _median(self, threads: int) -> float:
-        times = sorted(self.recent[threads])
-        return times[len(times) // 2]
+        return _median(self.recent[threads])
 
     def preferred(self, free: int) -> int:
         """`free` where its measured steps beat one thread's by `MARGIN` (`SHARED_MARGIN`), else 1."""
@@ -173,13 +178,35 @@ class StepTimes:
         self.retry_at = now + self.wait  # until record() sets it from the probe's outcome
         return self._probe(1 if best == free else free)
 
+    def share_calls(self) -> bool:
+        """For a multi-thread step of a plan that shares calls: whether its calls share the threads (BLAS
+        on one) or BLAS gets them (deep-MNIST's 3136x1024 products may gain more from BLAS's threads
+        than its convolutions from sharing). Each way is measured over `PROBE_STEPS` steps, the faster
+        median runs, and the other is measured again every `MODE_RECHECK_STEPS` steps of the plan."""
+        self._mode_steps += 1
+        if self._mode_steps % MODE_RECHECK_STEPS == 0:
+            self.by_mode[not self.sharing] = []
+        for mode in (True, False):
+            if len(self.by_mode[mode]) < PROBE_STEPS:
+                self.sharing = mode
+                return mode
+        self.sharing = _median(self.by_mode[True]) <= _median(self.by_mode[False])
+        return self.sharing
+
     def record(self, threads: int, seconds: float, now: float, shared: bool = False) -> None:
         """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not);
         `shared`: the step made kernel calls big enough to cut in pieces."""
+        first_sharing = shared and not self.shares_work
         self.shares_work = self.shares_work or shared
         self.runs += 1
         if self.runs == 1:
             return
+        if threads > 1 and self.shares_work and not first_sharing:
+            mine, other = self.by_mode[self.sharing], self.by_mode[not self.sharing]
+            mine.append(seconds)
+            del mine[:-PROBE_STEPS]
+            if len(other) >= PROBE_STEPS and seconds > ABANDON * _median(other):
+                mine.extend([seconds] * (PROBE_STEPS - len(mine)))  # collapsing: measured enough
         times = self.recent.setdefault(threads, [])
         times.append(seconds)
         del times[:-PROBE_STEPS]
@@ -197,6 +224,10 @@ class StepTimes:
         won = self.preferred(self.free) == threads  # a win resets the wait, a loss doubles it
         self.wait = RETRY_SECONDS if won else min(self.wait * 2, RETRY_MAX_SECONDS)
         self.retry_at = now + self.wait
+
+
+def _median(times: list[float]) -> float:
+    return sorted(times)[len(times) // 2]
 
 
 def step_threads(bound: int, times: StepTimes | None = None) -> int:
