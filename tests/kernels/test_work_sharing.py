@@ -220,6 +220,27 @@ def test_conv_calls_cut_in_pieces_give_the_one_call_results(case, monkeypatch):
         np.testing.assert_allclose(run["dw"], whole["dw"], rtol=tolerance, atol=tolerance * scale)
 
 
+def test_concurrent_callers_share_one_helper_and_get_their_own_results():
+    """Sessions in several threads (the model server's case) offer their pieces to the one helper."""
+    rng = np.random.default_rng(5)
+    rows = [rng.standard_normal((12, 40)) for _ in range(3)]
+    ranges = [(b, b + 2) for b in range(0, 12, 2)]
+    results: dict[int, list[np.ndarray]] = {}
+
+    def caller(i: int) -> None:
+        work_sharing.set_workers(2)
+        results[i] = [work_sharing.stacked(ranges, lambda b0, b1: np.sin(rows[i][b0:b1])) for _ in range(20)]
+
+    callers = [threading.Thread(target=caller, args=(i,)) for i in range(3)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join()
+    for i in range(3):
+        for result in results[i]:
+            np.testing.assert_array_equal(result, np.sin(rows[i]))
+
+
 def test_a_winograd_call_stays_whole_where_its_pieces_would_leave_winograd(monkeypatch):
     from tftk.kernels import winograd
     shape, filter_shape = (8, 14, 14, 16), (5, 5, 16, 32)
@@ -306,3 +327,33 @@ def test_a_forked_child_starts_its_own_helper(two_workers):
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_training_on_two_threads_follows_one_thread(monkeypatch):
+    """A small ConvNet's SGD steps with the conv calls shared: the same losses as one thread, to the
+    float32 rounding of the filter gradient's piece sums."""
+    monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
+    rng = np.random.default_rng(6)
+    images = rng.random((64, 28, 28, 1), dtype=np.float32)
+    labels = rng.integers(0, 10, 64).astype(np.int32)
+    losses = {}
+    for threads in (1, 2):
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.set_random_seed(1)
+            x, y = tf.placeholder(tf.float32, [64, 28, 28, 1]), tf.placeholder(tf.int32, [64])
+            h = tf.layers.conv2d(x, 16, 5, padding="same", activation=tf.nn.relu)
+            h = tf.layers.conv2d(h, 32, 5, padding="same", activation=tf.nn.relu)
+            logits = tf.layers.dense(tf.reshape(h, [64, -1]), 10)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+            train = tf.train.GradientDescentOptimizer(0.05).minimize(loss)
+            init = tf.global_variables_initializer()
+        with tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
+            sess.run(init)
+            losses[threads] = [sess.run([loss, train], {x: images, y: labels})[0] for _ in range(4)]
+            assert work_sharing.workers() == threads  # the later steps were shared
+    work_sharing.set_workers(1)
+    np.testing.assert_allclose(losses[2], losses[1], rtol=1e-5)
+    # the first run (whole calls, learning that the plan shares) and the second (shared forward pass,
+    # the same bits, on weights the first run updated) agree exactly
+    assert losses[2][:2] == losses[1][:2]
