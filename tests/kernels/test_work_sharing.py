@@ -138,6 +138,22 @@ def test_an_error_in_the_helpers_piece_reaches_the_caller_and_the_helper_serves_
     assert helped.is_set()
 
 
+def test_an_error_in_a_commit_reaches_the_caller_and_the_helper_lives_on(two_workers):
+    def commit(index: int, value: int) -> None:
+        if index == 2:
+            raise MemoryError("no room for piece 2")
+
+    with pytest.raises(MemoryError, match="piece 2"):
+        work_sharing.run(6, lambda index: (time.sleep(0.001), index)[1], commit)
+    ran: set[str] = set()
+    for _ in range(20):
+        work_sharing.run(8, lambda index: (time.sleep(0.001), threading.current_thread().name)[1],
+                         lambda index, name: ran.add(name))
+        if "tftk-work-sharing" in ran:
+            break
+    assert "tftk-work-sharing" in ran
+
+
 def test_no_piece_is_handed_out_after_an_error(two_workers):
     done: list[int] = []
 

@@ -110,22 +110,21 @@ class _Job:
         """Compute piece `index` and commit the result unless another thread's is in (or going in)."""
         try:
             value = self.compute(index)
+            with self.changed:
+                if self.state[index] >= _COMMITTING:
+                    return
+                self.state[index] = _COMMITTING
+            try:
+                self.commit(index, value)
+            finally:
+                with self.changed:
+                    self.state[index] = _DONE
+                    self.done += 1
+                    self.changed.notify_all()
         except BaseException as exc:  # handed to the caller, which raises it
             with self.changed:
                 self.error = self.error or exc
                 self.next = self.count  # no piece is handed out after an error
-                self.changed.notify_all()
-            return
-        with self.changed:
-            if self.state[index] >= _COMMITTING:
-                return
-            self.state[index] = _COMMITTING
-        try:
-            self.commit(index, value)
-        finally:
-            with self.changed:
-                self.state[index] = _DONE
-                self.done += 1
                 self.changed.notify_all()
 
     def work(self) -> float:
