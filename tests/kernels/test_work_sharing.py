@@ -180,9 +180,10 @@ def test_stacked_and_summed_combine_the_pieces_in_order(pieces, two_workers):
 
 @pytest.mark.parametrize("images,flops,fixed,expected", [
     (64, 1e3, 0, 1),  # too small to share
-    (64, 40e6 / 64, 0, 3),  # LeNet's first layer: 40 MFLOP
+    (64, 40e6 / 64, 0, 2),  # LeNet's first layer: 40 MFLOP
+    (64, 400e6 / 64, 0, 20),
     (3, 1e9, 0, 3),  # never more pieces than images
-    (64, 321e6 / 64, 800 * 12800, 4),  # LeNet's 16->32 layer: the filter's cost bounds the pieces
+    (64, 321e6 / 64, 800 * 12800, 2),  # LeNet's 16->32 layer: the filter's cost bounds the pieces
 ])
 def test_batch_ranges_cover_the_batch_in_pieces_of_enough_work(images, flops, fixed, expected):
     ranges = work_sharing.batch_ranges(images, flops, fixed)

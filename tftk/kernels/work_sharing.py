@@ -40,14 +40,15 @@ import numpy as np
 __all__ = ["set_workers", "workers", "shareable_calls", "batch_ranges", "run", "stacked", "summed",
            "stop_helper"]
 
-# Aimed work of one piece: ~150-500 us at the 30-120 GFLOP/s the conv kernels reach on one Zen 4 core,
-# well above the ~10-30 us of Python a kernel call costs and small enough that a piece held by a
-# descheduled helper costs little.
-PIECE_FLOPS = 12e6
+# Least work of one piece: ~0.2-0.6 ms at the 30-120 GFLOP/s the conv kernels reach on one Zen 4 core,
+# well above the ~10-30 us of Python a kernel call costs (a piece held by a late helper is overtaken).
+PIECE_FLOPS = 20e6
 # A piece does at least this many times a call's fixed work: cutting a call in k pieces repeats it k
 # times (the Winograd kernels transform the filter on every call: +120 us a piece on LeNet's 5x5x16x32
-# layer, +400 us on deep-MNIST's 5x5x32x64, against 2.5 and 4.9 ms for the whole call).
-FIXED_RATIO = 8.0
+# layer, +400 us on deep-MNIST's 5x5x32x64, against 2.5 and 4.9 ms for the whole call). LeNet's calls
+# make 2 pieces each: its 16->32 layer's calls ran 1.33-1.37x faster on 2 workers in 2 pieces, 1.05-1.22x
+# in 4 (`bench/bench_work_sharing.py`, the same minute, load ~1.8).
+FIXED_RATIO = 16.0
 IDLE_SECONDS = 2.0  # the helper leaves after this long without a piece to take
 # The caller computes a piece the helper still holds this many times its own longest piece after it
 # ran out of pieces (at least MIN_PATIENCE_SECONDS after): on a quiet machine the helper's piece ends
