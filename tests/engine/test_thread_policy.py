@@ -100,13 +100,11 @@ def test_a_plan_sharing_its_calls_takes_a_smaller_gain(plan_seconds, settles_on)
     assert times.shares_work and later.count(settles_on) >= 0.8 * len(later)
 
 
-def test_a_sharing_plan_is_offered_its_bound_beside_other_work(machine):
-    """The run queue lowers a BLAS plan's threads, not a sharing plan's: its measurement decides."""
+def test_a_sharing_plan_follows_the_run_queue(machine):
     machine["others"] = 1
     times = threads.StepTimes()
-    assert threads.step_threads(2, times) == 1
     times.shares_work = True
-    assert threads.step_threads(2, times) == 2  # the first run; probes follow
+    assert threads.step_threads(2, times) == 1
 
 
 def test_one_slow_step_does_not_decide():

@@ -36,13 +36,13 @@ time either way); splitting each product into row blocks taken in turn by two Py
 at 1.0-1.1x one thread's speed where OpenBLAS's two threads give 1.1-1.9x.
 
 A plan whose conv calls are cut in pieces (`tftk.kernels.work_sharing`: the caller and one helper
-take pieces from a shared counter, and the caller computes a piece the helper is late with) runs a
+take pieces from a shared counter, and the caller computes a piece the helper is late with) can run a
 2-thread step with the pieces on both threads and BLAS and Numba on one: no call ends in a barrier, so
-such a plan is offered its whole bound whatever the run queue says and its measured steps decide, at
-the smaller `SHARED_MARGIN`. Its 2-thread steps are also measured the old way (BLAS's threads, calls
-whole: deep-MNIST's big products may gain more there) and the faster way runs (`share_calls`). On 2 cores the pieces of LeNet's convolutions ran 1.1-1.4x faster than
-the whole calls (quiet; each piece ~30% slower beside the other, and Winograd transforms the filter
-once per piece), so the step gains less than TF's two threads do (12.5 -> 8.2 ms).
+a smaller gain is worth it (`SHARED_MARGIN`). Its 2-thread steps are measured both ways, shared or
+BLAS's threads with the calls whole (deep-MNIST's big products may gain more there), and the faster
+way runs (`share_calls`). On 2 cores LeNet's conv calls ran 1.1-1.4x faster shared than whole (each
+piece ~30% slower beside the other, and Winograd transforms the filter once per piece), less than
+TF's two threads give its step (12.5 -> 8.2 ms).
 
 `TFTK_ADAPTIVE_THREADS=0` turns both adjustments off (the bound is then used as given).
 """
@@ -59,7 +59,7 @@ RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured aga
 RETRY_MAX_SECONDS = 16.0
 PROBE_STEPS = 3  # steps per measurement of a thread count; its median judges it
 MARGIN = 0.9  # more threads run only where their step takes at most this fraction of one thread's
-# the same for a plan whose conv and pool calls are shared (`tftk.kernels.work_sharing`): its second
+# the same for 2-thread steps that share their conv calls (`tftk.kernels.work_sharing`): the second
 # thread works only inside those calls and waits for no barrier, so a smaller gain is worth it
 SHARED_MARGIN = 0.97
 ABANDON = 2.0  # a probe ends at its first step this many times slower than the other count's median
@@ -103,15 +103,10 @@ def _others_running() -> float | None:
     return max(running - _own_running(), 0)
 
 
-def _wanted(bound: int) -> int:
-    """The session's bound, 0 meaning all usable cores."""
-    return usable_cores() if bound <= 0 else bound
-
-
 def effective_threads(bound: int) -> int:
     """Threads for the next step: `bound` (0 = all cores) less the cores other work is using now."""
     cores = usable_cores()
-    want = _wanted(bound)
+    want = cores if bound <= 0 else bound
     if want <= 1 or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
         return want
     now = time.monotonic()
@@ -152,8 +147,9 @@ class StepTimes:
         return _median(self.recent[threads])
 
     def preferred(self, free: int) -> int:
-        """`free` where its measured steps beat one thread's by `MARGIN` (`SHARED_MARGIN`), else 1."""
-        margin = SHARED_MARGIN if self.shares_work else MARGIN
+        """`free` where its measured steps beat one thread's by `MARGIN` (`SHARED_MARGIN` where they
+        share their calls), else 1."""
+        margin = SHARED_MARGIN if self.shares_work and self.sharing else MARGIN
         return free if self._median(free) <= margin * self._median(1) else 1
 
     def _probe(self, threads: int) -> int:
@@ -234,13 +230,11 @@ def step_threads(bound: int, times: StepTimes | None = None) -> int:
     """Threads for the next run of a plan: `effective_threads(bound)`, or 1 where `times` (the plan's
     measured steps) says one thread runs it faster now.
 
-    A plan that shares its conv calls (`times.shares_work`) is offered its whole bound whatever the
-    run queue says: its second thread works only in those calls and is overtaken when late, so a
-    busy core cannot stall it, and beside other work a second runnable thread gets a second share
-    of the cores; the measured step times decide."""
+    A plan that shares its conv calls follows the run queue too: offered 2 threads beside other work,
+    LeNet's shared steps ran 1.15-1.4x slower than on 1 thread (not collapsing, but losing), and
+    deep-MNIST's probes of both ways of running 2 threads (the BLAS way collapses) cost it 1.66x over
+    a measurement (76.7 against 46.2 ms a step, load ~1.9)."""
     free = effective_threads(bound)
-    if times is not None and times.shares_work:
-        free = _wanted(bound)
     if free <= 1 or times is None or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
         return free
     return times.choose(free, time.monotonic())
