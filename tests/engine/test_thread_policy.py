@@ -1,5 +1,7 @@
 """The step's thread count: the session's bound, lowered while other processes hold cores."""
 
+import sys
+
 import pytest
 
 from tftk.client import threads
@@ -80,6 +82,29 @@ def test_the_measured_faster_count_runs(plan_seconds, settles_on):
     assert used[:1 + 2 * probe] == [2] + [2] * probe + [1] * probe
     later = used[1 + 2 * probe:]
     assert later.count(settles_on) >= 0.8 * len(later)
+
+
+@pytest.mark.parametrize("plan_seconds, settles_on", [
+    ({1: 0.0160, 2: 0.0148}, 2),  # LeNet sharing its conv calls: 7.5% faster, no BLAS barrier: worth it
+    ({1: 0.0160, 2: 0.0157}, 1),  # within noise of one thread
+])
+def test_a_plan_sharing_its_calls_takes_a_smaller_gain(plan_seconds, settles_on):
+    times, clock = threads.StepTimes(), [0.0]
+    used = []
+    for _ in range(400):
+        n = times.choose(2, clock[0])
+        clock[0] += plan_seconds[n]
+        times.record(n, plan_seconds[n], clock[0], shared=True)
+        used.append(n)
+    later = used[1 + 2 * threads.PROBE_STEPS:]
+    assert times.shares_work and later.count(settles_on) >= 0.8 * len(later)
+
+
+def test_a_sharing_plan_follows_the_run_queue(machine):
+    machine["others"] = 1
+    times = threads.StepTimes()
+    times.shares_work = True
+    assert threads.step_threads(2, times) == 1
 
 
 def test_one_slow_step_does_not_decide():
@@ -163,3 +188,90 @@ def test_counts_set_elsewhere_are_bound_again_at_the_next_run(set_elsewhere):
         assert blas() == {2}
         sess.run(y, {x: np.eye(4, dtype=np.float32)})
         assert blas() == {1}
+
+
+@pytest.mark.parametrize("shares, threads_applied, workers, blas", [
+    (False, 2, 1, 2),  # no shared calls: BLAS gets the threads
+    (True, 2, 2, 1),  # shared conv/pool calls: they get the threads, BLAS one (no spinning worker)
+    (True, 1, 1, 1),  # one thread: no helper, nothing cut
+])
+def test_a_sharing_plan_gives_its_threads_to_the_shared_calls(monkeypatch, shares, threads_applied, workers, blas):
+    from threadpoolctl import threadpool_info
+    from tftk.client.config import apply_thread_limits
+    from tftk.kernels import work_sharing
+    if not any(lib["user_api"] == "blas" for lib in threadpool_info()):
+        pytest.skip("no BLAS library that threadpoolctl can control")
+    monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
+    times = threads.StepTimes()
+    times.shares_work = shares
+    try:
+        assert apply_thread_limits(threads_applied, times) == threads_applied
+        assert work_sharing.workers() == workers
+        assert {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"} == {blas}
+        if "numba" in sys.modules:
+            import numba
+            assert numba.get_num_threads() == min(blas, numba.config.NUMBA_NUM_THREADS)
+    finally:
+        work_sharing.set_workers(1)
+
+
+def test_a_thread_whose_blas_setting_is_ignored_shares_nothing(monkeypatch):
+    """numpy's OpenBLAS ignores set_num_threads from threads other than the main one: a session in such
+    a thread, with BLAS left on 2 threads, must not cut its calls (both threads' products would run on
+    BLAS's threads at once)."""
+    from threadpoolctl import ThreadpoolController
+    from tftk.client.config import apply_thread_limits
+    from tftk.kernels import work_sharing
+    controllers = ThreadpoolController().select(user_api="blas").lib_controllers
+    if not controllers:
+        pytest.skip("no BLAS library that threadpoolctl can control")
+    monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
+    before = [c.get_num_threads() for c in controllers]
+    for c in controllers:
+        c.set_num_threads(2)
+    seen = {}
+
+    def session_thread():
+        times = threads.StepTimes()
+        times.shares_work = True
+        apply_thread_limits(2, times)
+        seen["blas"] = {c.get_num_threads() for c in controllers}
+        seen["workers"] = work_sharing.workers()
+
+    import threading
+    worker = threading.Thread(target=session_thread)
+    worker.start()
+    worker.join()
+    for c, n in zip(controllers, before):
+        c.set_num_threads(n)
+    assert seen["workers"] == (2 if seen["blas"] == {1} else 1)
+
+
+@pytest.mark.parametrize("mode_seconds, settles_on", [
+    ({True: 0.012, False: 0.015}, True),  # LeNet: its convolutions gain more from sharing
+    ({True: 0.040, False: 0.036}, False),  # deep-MNIST: BLAS's threads on its big products may win
+])
+def test_a_sharing_plan_measures_both_ways_of_running_two_threads(mode_seconds, settles_on):
+    times = threads.StepTimes()
+    times.record(2, 1.0, 0.0, shared=True)  # the first run: learns that the plan shares
+    used = []
+    for _ in range(300):
+        mode = times.share_calls()
+        times.record(2, mode_seconds[mode], 0.0, shared=True)
+        used.append(mode)
+    probe = threads.PROBE_STEPS
+    assert used[:2 * probe] == [True] * probe + [False] * probe
+    later = used[2 * probe:]
+    assert later.count(settles_on) >= 0.9 * len(later) and later.count(not settles_on) > 0  # re-measured
+
+
+def test_a_collapsing_way_is_measured_one_step_at_a_time():
+    times = threads.StepTimes()
+    times.record(2, 1.0, 0.0, shared=True)
+    used = []
+    for _ in range(400):
+        mode = times.share_calls()
+        times.record(2, {True: 0.015, False: 0.300}[mode], 0.0, shared=True)  # BLAS's barriers collapse
+        used.append(mode)
+    later = used[2 * threads.PROBE_STEPS:]
+    assert later.count(False) == len(later) // threads.MODE_RECHECK_STEPS  # one step per re-measurement

@@ -16,6 +16,7 @@ from tftk.client.threads import StepTimes
 from tftk.framework import errors, nest
 from tftk.framework.ops import (Graph, Operation, Tensor, _default_session_stack,
                                 get_default_graph)
+from tftk.kernels import work_sharing
 
 __all__ = ["Session", "InteractiveSession", "BaseSession"]
 
@@ -106,6 +107,7 @@ class BaseSession:
         self._step_times.clear()
         self._context.boxes.clear()
         self._context.close()
+        work_sharing.stop_helper()
 
     def __enter__(self) -> "BaseSession":
         self._default_cm = self.as_default()
@@ -147,10 +149,11 @@ class BaseSession:
         try:
             if run_metadata is not None:
                 return executor.run_traced(plan, feed_values, run_metadata_recorder(run_metadata))
+            shareable = work_sharing.shareable_calls()
             start = time.monotonic()
             outputs = plan.function(*feed_values)
             end = time.monotonic()
-            step_times.record(threads, end - start, end)
+            step_times.record(threads, end - start, end, work_sharing.shareable_calls() != shareable)
             return outputs
         except errors.OpError as exc:
             if exc.op is None:

@@ -35,6 +35,15 @@ time either way); splitting each product into row blocks taken in turn by two Py
 1-thread BLAS did not collapse under contention (about one thread's time) but on a quiet machine ran
 at 1.0-1.1x one thread's speed where OpenBLAS's two threads give 1.1-1.9x.
 
+A plan whose conv calls are cut in pieces (`tftk.kernels.work_sharing`: the caller and one helper
+take pieces from a shared counter, and the caller computes a piece the helper is late with) can run a
+2-thread step with the pieces on both threads and BLAS and Numba on one: no call ends in a barrier, so
+a smaller gain is worth it (`SHARED_MARGIN`). Its 2-thread steps are measured both ways, shared or
+BLAS's threads with the calls whole (deep-MNIST's big products may gain more there), and the faster
+way runs (`share_calls`). On 2 cores LeNet's conv calls ran 1.1-1.4x faster shared than whole (each
+piece ~30% slower beside the other, and Winograd transforms the filter once per piece), less than
+TF's two threads give its step (12.5 -> 8.2 ms).
+
 `TFTK_ADAPTIVE_THREADS=0` turns both adjustments off (the bound is then used as given).
 """
 
@@ -50,7 +59,11 @@ RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured aga
 RETRY_MAX_SECONDS = 16.0
 PROBE_STEPS = 3  # steps per measurement of a thread count; its median judges it
 MARGIN = 0.9  # more threads run only where their step takes at most this fraction of one thread's
+# the same for 2-thread steps that share their conv calls (`tftk.kernels.work_sharing`): the second
+# thread works only inside those calls and waits for no barrier, so a smaller gain is worth it
+SHARED_MARGIN = 0.97
 ABANDON = 2.0  # a probe ends at its first step this many times slower than the other count's median
+MODE_RECHECK_STEPS = 64  # a sharing plan measures its slower way of running 2 threads again this often
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state = {"at": -1.0, "others": 0.0}
 
@@ -124,14 +137,20 @@ class StepTimes:
         self.free = 1  # the largest count offered by the last choose()
         self.probing: int | None = None  # the count being measured in the coming steps
         self._probe_left = 0
+        self.shares_work = False  # its steps cut kernel calls in pieces (`tftk.kernels.work_sharing`)
+        # a sharing plan's multi-thread steps: sharing (True) or BLAS's threads (False), and each's times
+        self.sharing = True
+        self.by_mode: dict[bool, list[float]] = {True: [], False: []}
+        self._mode_steps = 0
 
     def _median(self, threads: int) -> float:
-        times = sorted(self.recent[threads])
-        return times[len(times) // 2]
+        return _median(self.recent[threads])
 
     def preferred(self, free: int) -> int:
-        """`free` where its measured steps beat one thread's by `MARGIN`, else 1."""
-        return free if self._median(free) <= MARGIN * self._median(1) else 1
+        """`free` where its measured steps beat one thread's by `MARGIN` (`SHARED_MARGIN` where they
+        share their calls), else 1."""
+        margin = SHARED_MARGIN if self.shares_work and self.sharing else MARGIN
+        return free if self._median(free) <= margin * self._median(1) else 1
 
     def _probe(self, threads: int) -> int:
         self.probing, self._probe_left = threads, PROBE_STEPS
@@ -155,11 +174,35 @@ class StepTimes:
         self.retry_at = now + self.wait  # until record() sets it from the probe's outcome
         return self._probe(1 if best == free else free)
 
-    def record(self, threads: int, seconds: float, now: float) -> None:
-        """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not)."""
+    def share_calls(self) -> bool:
+        """For a multi-thread step of a plan that shares calls: whether its calls share the threads (BLAS
+        on one) or BLAS gets them (deep-MNIST's 3136x1024 products may gain more from BLAS's threads
+        than its convolutions from sharing). Each way is measured over `PROBE_STEPS` steps, the faster
+        median runs, and the other is measured again every `MODE_RECHECK_STEPS` steps of the plan."""
+        self._mode_steps += 1
+        if self._mode_steps % MODE_RECHECK_STEPS == 0:
+            self.by_mode[not self.sharing] = []
+        for mode in (True, False):
+            if len(self.by_mode[mode]) < PROBE_STEPS:
+                self.sharing = mode
+                return mode
+        self.sharing = _median(self.by_mode[True]) <= _median(self.by_mode[False])
+        return self.sharing
+
+    def record(self, threads: int, seconds: float, now: float, shared: bool = False) -> None:
+        """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not);
+        `shared`: the step made kernel calls big enough to cut in pieces."""
+        first_sharing = shared and not self.shares_work
+        self.shares_work = self.shares_work or shared
         self.runs += 1
         if self.runs == 1:
             return
+        if threads > 1 and self.shares_work and not first_sharing:
+            mine, other = self.by_mode[self.sharing], self.by_mode[not self.sharing]
+            mine.append(seconds)
+            del mine[:-PROBE_STEPS]
+            if len(other) >= PROBE_STEPS and seconds > ABANDON * _median(other):
+                mine.extend([seconds] * (PROBE_STEPS - len(mine)))  # collapsing: measured enough
         times = self.recent.setdefault(threads, [])
         times.append(seconds)
         del times[:-PROBE_STEPS]
@@ -179,9 +222,18 @@ class StepTimes:
         self.retry_at = now + self.wait
 
 
+def _median(times: list[float]) -> float:
+    return sorted(times)[len(times) // 2]
+
+
 def step_threads(bound: int, times: StepTimes | None = None) -> int:
     """Threads for the next run of a plan: `effective_threads(bound)`, or 1 where `times` (the plan's
-    measured steps) says one thread runs it faster now."""
+    measured steps) says one thread runs it faster now.
+
+    A plan that shares its conv calls follows the run queue too: offered 2 threads beside other work,
+    LeNet's shared steps ran 1.15-1.4x slower than on 1 thread (not collapsing, but losing), and
+    deep-MNIST's probes of both ways of running 2 threads (the BLAS way collapses) cost it 1.66x over
+    a measurement (76.7 against 46.2 ms a step, load ~1.9)."""
     free = effective_threads(bound)
     if free <= 1 or times is None or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
         return free

@@ -136,35 +136,63 @@ def conv2d(input: Any, filter: Any = None, strides: Any = None, padding: Any = N
     return make_op("Conv2D", [x, w], x.dtype, [xs[0], oh, ow, ws[3]], name, attrs)
 
 
+# Work a convolution call costs beyond its products, per filter weight, in flops of its products:
+# the Winograd kernels transform the filter on every call (~8 ns a weight at ~100 flops a ns).
+_FIXED_FLOPS_PER_WEIGHT = 800.0
+
+
+def _conv_pieces(x_shape: Sequence[int], out_hw: Sequence[int], filter_shape: Sequence[int], dtype: np.dtype,
+                 strides: Sequence[int], dilations: Sequence[int]) -> list[tuple[int, int]]:
+    """Image ranges a convolution call is cut in for the work-sharing threads (by its multiply-adds).
+
+    A call that runs by Winograd stays whole where its pieces would be too small for it (they would
+    take the slower im2col path, with other rounding)."""
+    from tftk.kernels import winograd, work_sharing
+    weights = float(np.prod(filter_shape))
+    ranges = work_sharing.batch_ranges(x_shape[0], 2.0 * out_hw[0] * out_hw[1] * weights,
+                                       _FIXED_FLOPS_PER_WEIGHT * weights)
+    smallest = (min(b1 - b0 for b0, b1 in ranges),) + tuple(x_shape[1:])
+    if winograd.applies(dtype, x_shape, filter_shape, strides, dilations) \
+            and not winograd.applies(dtype, smallest, filter_shape, strides, dilations):
+        return [(0, x_shape[0])]
+    return ranges
+
+
 def _bind_conv2d(op, ctx):
     from tftk.kernels.conv import conv2d as kernel
+    from tftk.kernels.work_sharing import stacked
     attrs, strides, dil = op.attrs, op.get_attr("strides"), op.get_attr("dilations")
 
     def run(x, w):
-        _, pads = _geometry(attrs, x.shape[1:3], w.shape[:2])
-        return kernel(x, w, strides, pads, dil)
+        out_hw, pads = _geometry(attrs, x.shape[1:3], w.shape[:2])
+        return stacked(_conv_pieces(x.shape, out_hw, w.shape, x.dtype, strides, dil),
+                       lambda b0, b1: kernel(x[b0:b1], w, strides, pads, dil))
     return run
 
 
 def _bind_conv2d_backprop_input(op, ctx):
     from tftk.kernels.conv import conv2d_backprop_input as kernel
+    from tftk.kernels.work_sharing import stacked
     attrs, strides, dil = op.attrs, op.get_attr("strides"), op.get_attr("dilations")
 
     def run(sizes, w, dy):
         sizes = tuple(int(s) for s in sizes)
         _, pads = _geometry(attrs, sizes[1:3], w.shape[:2])
-        return kernel(dy, w, sizes, strides, pads, dil)
+        return stacked(_conv_pieces(sizes, dy.shape[1:3], w.shape, dy.dtype, strides, dil),
+                       lambda b0, b1: kernel(dy[b0:b1], w, (b1 - b0,) + sizes[1:], strides, pads, dil))
     return run
 
 
 def _bind_conv2d_backprop_filter(op, ctx):
     from tftk.kernels.conv import conv2d_backprop_filter as kernel
+    from tftk.kernels.work_sharing import summed
     attrs, strides, dil = op.attrs, op.get_attr("strides"), op.get_attr("dilations")
 
     def run(x, sizes, dy):
         sizes = tuple(int(s) for s in sizes)
         _, pads = _geometry(attrs, x.shape[1:3], sizes[:2])
-        return kernel(x, dy, sizes, strides, pads, dil)
+        return summed(_conv_pieces(x.shape, dy.shape[1:3], sizes, x.dtype, strides, dil),
+                      lambda b0, b1: kernel(x[b0:b1], dy[b0:b1], sizes, strides, pads, dil))
     return run
 
 
