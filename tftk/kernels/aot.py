@@ -61,6 +61,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.pool:_max_pool_relu_grad": (f"void({_F4_4}, {_I8_4}, {_F4_4}, {_F4_4})",),
     "tftk.kernels.pool:_tiled_2x2_grad": (f"void({_F4_4}, {_F4_4}, {_F4_4}, b1, {_F4_4})",),
     "tftk.kernels.elementwise:_relu_grad": (f"void({_F4_2}, {_F4_2}, {_F4_2})",),
+    "tftk.kernels.elementwise:bias_relu_rows": (f"void({_F4_2}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.elementwise:bias_relu_rows_in_place": (f"void({_F4_2}, {_F4_1})",),
     "tftk.kernels.softmax_xent:_xent": (f"void({_F4_2}, {_F4_2}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.softmax_xent:_sparse_xent": (f"void({_F4_2}, {_I8_1}, {_F4_1}, {_F4_2})",),
