@@ -139,8 +139,8 @@ def _bind_while(op, ctx):
     has_max = op.get_attr("has_max")
     cond_plan = ctx.function(cond_graph, cond_graph.inputs[:n] + _capture_placeholders(cond_graph),
                              cond_graph.outputs[:1])
-    body_plan = ctx.function(body_graph, body_graph.inputs + _capture_placeholders(body_graph),
-                             body_graph.outputs[:n + n_st] + op.get_attr("saved"))
+    body_plan, prepare_body = ctx.loop_function(body_graph, body_graph.inputs, _capture_placeholders(body_graph),
+                                                body_graph.outputs[:n + n_st] + op.get_attr("saved"))
     # per iteration: (loop variables, intermediates the gradient reads); and what the gradient feeds
     history: list = ctx.resource(op, "history", list)
     fed: dict = ctx.resource(op, "fed", dict)
@@ -155,10 +155,11 @@ def _bind_while(op, ctx):
         limit = int(inputs[-1]) if has_max else None
         history.clear()
         fed["sliced"], fed["body_caps"] = sliced, body_caps
+        prepared = prepare_body(*body_caps)  # the captures, and copies made once for all iterations
         stacks: list[list] = [[] for _ in range(n_st)]
         while (limit is None or len(history) < limit) and cond_plan(*values, *cond_caps)[0]:
             rows = [s[len(history)] for s in sliced]
-            out = body_plan(*values, *rows, *body_caps)
+            out = body_plan(*values, *rows, *prepared)
             history.append((values, out[n + n_st:]))
             values = list(out[:n])
             for k in range(n_st):
@@ -246,7 +247,11 @@ def _bind_while_grad(op, ctx):
     forward = op.get_attr("forward")
     loop_floats, sliced_floats = op.get_attr("loop_floats"), op.get_attr("sliced_floats")
     float_caps, n_st = op.get_attr("float_caps"), op.get_attr("n_stacked")
-    plan = ctx.function(forward.get_attr("body_graph"), op.get_attr("plan_feeds"), op.get_attr("plan_fetches"))
+    body_graph = forward.get_attr("body_graph")
+    feeds = op.get_attr("plan_feeds")  # body inputs, captures, seeds, saved: the captures are the same each iteration
+    n_in, n_caps = len(body_graph.inputs), len(_capture_placeholders(body_graph))
+    plan, prepare = ctx.loop_function(body_graph, feeds[:n_in] + feeds[n_in + n_caps:], feeds[n_in:n_in + n_caps],
+                                      op.get_attr("plan_fetches"))
     all_saved = forward.get_attr("saved")
     saved_at = [all_saved.index(t) for t in op.get_attr("saved")]
     history: list = ctx.resource(forward, "history", list)
@@ -259,10 +264,11 @@ def _bind_while_grad(op, ctx):
         sliced, body_caps = fed["sliced"], fed["body_caps"]
         row_grads = [np.zeros_like(sliced[i]) for i in sliced_floats]
         cap_grads = [np.zeros_like(body_caps[i]) for i in float_caps]
+        prepared = prepare(*body_caps)
         for t in range(len(history) - 1, -1, -1):
             values, kept = history[t]
-            out = plan(*values, *[s[t] for s in sliced], *body_caps, *loop_grads, *[s[t] for s in stacked],
-                       *[kept[k] for k in saved_at])
+            out = plan(*values, *[s[t] for s in sliced], *loop_grads, *[s[t] for s in stacked],
+                       *[kept[k] for k in saved_at], *prepared)
             loop_grads = list(out[:n_loop])
             for grad, row in zip(row_grads, out[n_loop:n_loop + n_rows]):
                 grad[t] = row
