@@ -210,10 +210,13 @@ def loop_plans(monkeypatch):
     return built
 
 
+@pytest.mark.parametrize("input_gradient", [False, True])
 @pytest.mark.parametrize("cell_type,copies", [("BasicLSTMCell", 1), ("GRUCell", 2)])
-def test_dynamic_rnn_gradient_body_takes_weights_transposed_once_per_run(loop_plans, cell_type, copies):
-    """dynamic_rnn's gradient body gets its weights transposed once per run (made before the loop)
-    and gives the gradients of static_rnn over the same variables."""
+def test_dynamic_rnn_gradient_body_takes_weights_transposed_once_per_run(loop_plans, cell_type, copies,
+                                                                         input_gradient):
+    """dynamic_rnn's gradient body gets its weights transposed once per run (made before the loop),
+    makes the inputs' gradient only when it is read, and gives the gradients of static_rnn over the
+    same variables."""
     x_value = RNG.standard_normal((3, 4, 2))
     x = tf.constant(x_value)
     cell = getattr(tf.nn.rnn_cell, cell_type)(5)
@@ -222,13 +225,17 @@ def test_dynamic_rnn_gradient_body_takes_weights_transposed_once_per_run(loop_pl
         scope.reuse_variables()
         static, _ = tf.nn.static_rnn(cell, tf.unstack(x, 4, 1), dtype=tf.float64)
     weights = tf.trainable_variables()
-    grads = [tf.gradients(tf.reduce_sum(out ** 2) + tf.reduce_sum(tf.sin(out)), weights + [x])
+    grads = [tf.gradients(tf.reduce_sum(out ** 2) + tf.reduce_sum(tf.sin(out)), weights + [x] * input_gradient)
              for out in (dynamic[:, -1], static[-1])]
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         loop_plans.clear()
         got_dynamic = sess.run(grads[0])
         assert sorted(len(p.hoisted) for p in loop_plans if p.hoisted) == [copies]  # the gradient body's
+        loop_grad, = [s for s in loop_plans[-1].steps if s.op.type == "WhileGrad"]
+        unread = getattr(loop_grad.op, "attrs", {}).get(registry.UNREAD_OUTPUTS_ATTR, ())
+        n_loop, n_rows = (len(loop_grad.op.get_attr(k)) for k in ("loop_floats", "sliced_floats"))
+        assert [k for k in unread if n_loop <= k < n_loop + n_rows] == ([] if input_gradient else [n_loop])  # x's
         got_static = sess.run(grads[1])
         got_again = sess.run(grads[0])
     for d, s, again in zip(got_dynamic, got_static, got_again):
