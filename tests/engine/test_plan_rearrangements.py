@@ -1,6 +1,7 @@
 """Plan passes that rearrange work without changing values: sums added as their inputs are computed
-(`stream_sums`), and one transposed copy of a value many products read transposed
-(`share_transposed_inputs`). Each case checks the plan's steps and the values against numpy."""
+(`stream_sums`), one transposed copy of a value many products read transposed
+(`share_transposed_inputs`), or of a loop body's weight, made once for all iterations
+(`hoist_transposed_inputs`). Each case checks the plan's steps and the values against numpy."""
 
 from __future__ import annotations
 
@@ -157,6 +158,109 @@ def test_static_gru_gradients_with_shared_transposed_weights_match_the_graphs_op
                           run_metadata=tf.RunMetadata())
     for g, t in zip(got, traced):
         np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+
+
+# ---- hoist_transposed_inputs -----------------------------------------------------------------------
+
+def _hoisting_cases():
+    """(name, ops, invariant, copies, rewired ops) for the pass on hand-made graphs."""
+    a, w, u = tf.placeholder(tf.float64, [2, 3]), tf.placeholder(tf.float64, [5, 3]), tf.placeholder(tf.float64, [3, 5])
+    products = [tf.matmul(a, w, transpose_b=True).op, tf.matmul(2.0 * a, w, transpose_b=True).op]
+    plain = tf.matmul(a, u).op
+    v = tf.Variable(np.zeros([2, 5]))
+    update = v.assign_add(tf.matmul(a, w, transpose_b=True)).op
+    h, x, d = (tf.placeholder(tf.float64, shape) for shape in ([2, 5], [2, 3], [2, 5]))
+    w_ru, w_c = tf.placeholder(tf.float64, [8, 10]), tf.placeholder(tf.float64, [8, 5])
+    b_ru, b_c = tf.placeholder(tf.float64, [10]), tf.placeholder(tf.float64, [5])
+    from tftk.ops.gru_ops import gru_block_cell
+    tf.gradients(gru_block_cell(x, h, w_ru, w_c, b_ru, b_c)[3], x, grad_ys=d)
+    gru_grad = next(op for op in tf.get_default_graph().get_operations() if op.type == "GRUBlockCellGrad")
+    return [("two products, one copy", products, {w}, 1, 2),
+            ("nothing invariant", products, set(), 0, 0),
+            ("the other input invariant", products, {a}, 0, 0),
+            ("not read transposed", [plain], {u}, 0, 0),
+            ("a state update in the plan", products + [update], {w}, 0, 0),
+            ("both GRU weights invariant", [gru_grad], {w_ru, w_c}, 2, 1),
+            ("one GRU weight invariant", [gru_grad], {w_ru}, 0, 0)]
+
+
+def test_hoisting_transposed_invariants_table():
+    from tftk.client.plan import hoist_transposed_inputs
+    for name, ops, invariant, n_copies, n_rewired in _hoisting_cases():
+        result, copies = hoist_transposed_inputs(ops, invariant)
+        assert len(copies) == n_copies, name
+        assert all(c.type == registry.TRANSPOSED_COPY and c.inputs[0] in invariant for c in copies), name
+        rewired = [op for op in result if getattr(op, "attrs", {}).get(registry.TRANSPOSED_INPUTS_ATTR)]
+        assert len(rewired) == n_rewired and len(result) == len(ops), name
+        made = {c.outputs[0] for c in copies}
+        assert all(op.inputs[i] in made for op in rewired for i in op.attrs[registry.TRANSPOSED_INPUTS_ATTR]), name
+
+
+@pytest.fixture
+def loop_plans(monkeypatch):
+    """The plans built while the test runs, loop bodies' included."""
+    from tftk.client import executor
+    built, build = [], executor.build_plan
+
+    def recording(*args, **kwargs):
+        built.append(build(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(executor, "build_plan", recording)
+    return built
+
+
+@pytest.mark.parametrize("input_gradient", [False, True])
+@pytest.mark.parametrize("cell_type,copies", [("BasicLSTMCell", 1), ("GRUCell", 2)])
+def test_dynamic_rnn_gradient_body_takes_weights_transposed_once_per_run(loop_plans, cell_type, copies,
+                                                                         input_gradient):
+    """dynamic_rnn's gradient body gets its weights transposed once per run (made before the loop),
+    makes the inputs' gradient only when it is read, and gives the gradients of static_rnn over the
+    same variables."""
+    x_value = RNG.standard_normal((3, 4, 2))
+    x = tf.constant(x_value)
+    cell = getattr(tf.nn.rnn_cell, cell_type)(5)
+    with tf.variable_scope("rnn") as scope:
+        dynamic, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float64)
+        scope.reuse_variables()
+        static, _ = tf.nn.static_rnn(cell, tf.unstack(x, 4, 1), dtype=tf.float64)
+    weights = tf.trainable_variables()
+    grads = [tf.gradients(tf.reduce_sum(out ** 2) + tf.reduce_sum(tf.sin(out)), weights + [x] * input_gradient)
+             for out in (dynamic[:, -1], static[-1])]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        loop_plans.clear()
+        got_dynamic = sess.run(grads[0])
+        assert sorted(len(p.hoisted) for p in loop_plans if p.hoisted) == [copies]  # the gradient body's
+        loop_grad, = [s for s in loop_plans[-1].steps if s.op.type == "WhileGrad"]
+        unread = getattr(loop_grad.op, "attrs", {}).get(registry.UNREAD_OUTPUTS_ATTR, ())
+        n_loop, n_rows = (len(loop_grad.op.get_attr(k)) for k in ("loop_floats", "sliced_floats"))
+        assert [k for k in unread if n_loop <= k < n_loop + n_rows] == ([] if input_gradient else [n_loop])  # x's
+        got_static = sess.run(grads[1])
+        got_again = sess.run(grads[0])
+    for d, s, again in zip(got_dynamic, got_static, got_again):
+        np.testing.assert_allclose(d, s, rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(d, again)
+
+
+def test_loop_weights_transposed_afresh_each_run(loop_plans):
+    """A copy hoisted out of a loop is made from the weight's value at each run: an update between
+    runs shows in the next run's products."""
+    w_value, a_value = _arrays((3, 3), (2, 3))
+    w = tf.Variable(w_value)
+    a = tf.constant(a_value)
+    out = tf.while_loop(lambda i, acc: i < 3, lambda i, acc: (i + 1, tf.matmul(acc, w, transpose_b=True)),
+                        [tf.constant(0), a])[1]
+    grad = tf.gradients(tf.reduce_sum(out), a)[0]
+    step = w.assign_add(tf.ones([3, 3], tf.float64))
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        for value in (w_value, w_value + 1):
+            got, got_grad = sess.run([out, grad])
+            np.testing.assert_allclose(got, a_value @ value.T @ value.T @ value.T, rtol=1e-12)
+            np.testing.assert_allclose(got_grad, np.ones((2, 3)) @ value @ value @ value, rtol=1e-12)
+            sess.run(step)
+    assert any(p.hoisted for p in loop_plans)
 
 
 # ---- sink_copies ---------------------------------------------------------------------------------

@@ -129,6 +129,18 @@ def lenet(x, y):
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
     return tf.train.GradientDescentOptimizer(0.1).minimize(loss), loss
 
+def linear_rnn(x, y):
+    # 4 steps of h = x_t @ wx + h @ wh + b: the backward steps share one transposed copy of wh
+    wx = tf.Variable(tf.truncated_normal([196, 16], stddev=0.1))
+    wh = tf.Variable(tf.truncated_normal([16, 16], stddev=0.1))
+    b = tf.Variable(tf.zeros([16]))
+    h = tf.zeros([8, 16])
+    for x_t in tf.split(x, 4, axis=1):
+        h = tf.matmul(x_t, wx) + tf.matmul(h, wh) + b
+    logits = tf.matmul(h, tf.Variable(tf.truncated_normal([16, 10], stddev=0.1)))
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    return tf.train.GradientDescentOptimizer(0.1).minimize(loss), loss
+
 rng = np.random.RandomState(0)
 xs = rng.rand(8, 784).astype(np.float32)
 labels = rng.randint(0, 10, 8)
@@ -151,6 +163,16 @@ with tf.Graph().as_default():
         for _ in range(3):
             sess.run(step, {x: xs, y: labels})
         values.update({"lenet/" + v.name: sess.run(v).tobytes().hex() for v in tf.global_variables()})
+with tf.Graph().as_default():
+    tf.set_random_seed(3)
+    x = tf.placeholder(tf.float32, [8, 784])
+    y = tf.placeholder(tf.int32, [8])
+    step, loss = linear_rnn(x, y)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(step, {x: xs, y: labels})
+        values.update({"linear_rnn/" + v.name: sess.run(v).tobytes().hex() for v in tf.global_variables()})
 from tftk.kernels import aot, jit
 dispatched = sorted(name for name in aot.SIGNATURES if jit.registered(name)._dispatcher is not None)
 print(json.dumps({"numba": "numba" in sys.modules, "dispatched": dispatched, "values": values}))

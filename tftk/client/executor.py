@@ -19,6 +19,9 @@ tensors returned as a tuple of arrays. Sub-plans share the context's variables a
 so a body reads and updates the same variables as the run that calls it. The ops layer never
 imports the client for this: the context comes to the kernel factory as its argument.
 
+A sub-plan called many times in a row with some inputs unchanged (a loop body and its captures)
+comes from `ctx.loop_function`, which may hoist work on those inputs out of the calls.
+
 Cond branches are not sub-plans: their ops are steps of the enclosing plan under a guard.
 """
 
@@ -30,9 +33,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tftk.client import codegen, interpreter
-from tftk.client.plan import (FusedOp, Plan, bind, build_steps, check_feeds, fuse_ops, mark_unread_outputs,
-                              order, prune, share_transposed_inputs, sink_copies, state_name, stream_sums,
-                              variable_of)
+from tftk.client.plan import (FusedOp, Plan, bind, build_steps, check_feeds, fuse_ops, hoist_transposed_inputs,
+                              mark_unread_outputs, order, prune, share_transposed_inputs, sink_copies, state_name,
+                              stream_sums, variable_of)
 from tftk.framework import errors, registry
 from tftk.framework.ops import Graph, Operation, Tensor
 
@@ -97,6 +100,27 @@ class KernelContext:
         """
         return build_plan(graph, list(outputs), [], list(inputs), self).function
 
+    def loop_function(self, graph: Graph, inputs: Sequence[Tensor], invariants: Sequence[Tensor],
+                      outputs: Sequence[Tensor]) -> tuple[Callable[..., tuple], Callable[..., tuple]]:
+        """`function` for a sub-plan called in series with `invariants` fed the same arrays each call
+        (a loop body's captures): returns `(call, prepare)`.
+
+        `prepare(*invariant_arrays)`, once per series, returns the trailing arguments of each
+        `call(*input_arrays, *prepared)`: the arrays themselves, then what the plan hoisted out of
+        its calls (transposed copies of weights, `plan.hoist_transposed_inputs`).
+        """
+        plan = build_plan(graph, list(outputs), [], list(inputs) + list(invariants), self, invariant=invariants)
+        first = len(inputs)
+        copies = [(plan.feeds.index(copy.inputs[0]) - first, self.bind(copy, registry.lookup(copy.type), None))
+                  for copy in plan.hoisted]
+        if not copies:
+            return plan.function, lambda *arrays: arrays
+
+        def prepare(*arrays):
+            return arrays + tuple(kernel(arrays[i]) for i, kernel in copies)
+
+        return plan.function, prepare
+
     def resource(self, op: Operation, key: str, create: Callable[[], Any]) -> Any:
         """Per-session state of one op (random generators, ...), created on first use."""
         k = (op, key)
@@ -107,16 +131,22 @@ class KernelContext:
 
 def build_plan(graph: Graph, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor],
                ctx: KernelContext, on_placement: Callable[[Operation], None] | None = None,
-               fuse: bool = True) -> Plan:
-    """Prune, order, check, (fuse, stream sums, share transposed inputs, mark unread outputs, sink
-    copies,) lay out, bind and compile one run of `graph`."""
+               fuse: bool = True, invariant: Sequence[Tensor] = ()) -> Plan:
+    """Prune, order, check, (fuse, stream sums, hoist and share transposed inputs, mark unread
+    outputs, sink copies,) lay out, bind and compile one run of `graph`.
+
+    `invariant`: feeds fed the same arrays over a series of calls (see `KernelContext.loop_function`);
+    the copies hoisted out of the calls (`plan.hoisted`) are fed after `feeds`.
+    """
     feed_set = set(feeds)
     ops = order(prune(fetches, targets, feed_set), feed_set)
     check_feeds(ops, feed_set, on_placement)
+    hoisted: list = []
     if fuse:  # the passes that change which kernels run (traced runs show the graph's ops)
-        ops = share_transposed_inputs(stream_sums(fuse_ops(ops, fetches, feed_set)))
-        ops = sink_copies(mark_unread_outputs(ops, fetches))
-    plan = build_steps(ops, fetches, feeds)
+        ops, hoisted = hoist_transposed_inputs(stream_sums(fuse_ops(ops, fetches, feed_set)), set(invariant))
+        ops = sink_copies(mark_unread_outputs(share_transposed_inputs(ops), fetches))
+    plan = build_steps(ops, fetches, list(feeds) + [copy.outputs[0] for copy in hoisted])
+    plan.hoisted = hoisted
     bind(plan, ctx)
     codegen.compile_plan(plan)
     return plan

@@ -1,8 +1,8 @@
 """Execution plans as values: small passes turn (graph, fetches, feeds) into a list of `Step`s.
 
     prune -> order (Kahn's in-degree counting, seed 001) -> check feeds -> fuse -> stream sums
-          -> share transposed inputs -> mark unread outputs -> sink copies -> assign slots
-          -> liveness -> buffer donation -> variable-read placement -> steps -> bind kernels
+          -> hoist transposed inputs -> share transposed inputs -> mark unread outputs -> sink copies
+          -> assign slots -> liveness -> buffer donation -> variable-read placement -> steps -> bind kernels
 
 Every value of a run lives in a numbered *slot*: feeds first, then constants, then what ops
 compute. A `Step` says what to run (a bound kernel, a variable read, a cond merge), which slots
@@ -26,8 +26,8 @@ from tftk.framework.tensor_shape import TensorShape
 Inline = registry.Inline
 
 __all__ = ["Action", "Step", "Plan", "build_steps", "prune", "order", "fuse_ops", "FusedOp", "PlanOp",
-           "stream_sums", "share_transposed_inputs", "mark_unread_outputs", "sink_copies", "variable_of",
-           "state_name"]
+           "stream_sums", "hoist_transposed_inputs", "share_transposed_inputs", "mark_unread_outputs", "sink_copies",
+           "variable_of", "state_name"]
 
 
 class Action(enum.Enum):
@@ -72,6 +72,8 @@ class Plan:
     storage: set[int]  # slots whose array may be variable storage: fetched as copies
     n_slots: int
     function: Callable | None = None
+    # copies of invariant feeds made once per series of calls, fed after them (hoist_transposed_inputs)
+    hoisted: list = field(default_factory=list)
     line_to_step: dict[int, Step] = field(default_factory=dict)  # generated line -> step
 
 
@@ -369,6 +371,45 @@ def stream_sums(ops: list) -> list:
     return _rearranged(ops, removed, {}, after) if removed else ops
 
 
+def hoist_transposed_inputs(ops: list, invariant: set[Tensor]) -> tuple[list, list[PlanOp]]:
+    """Give ops reading transposed (`transposed_inputs`) a value fed unchanged to a series of calls
+    (`invariant`: a loop body's captured weights) a transposed copy made once for the series.
+
+    dynamic_rnn's gradient body multiplies by each weight transposed once per iteration, where one
+    plan run holds one such product per weight, so `share_transposed_inputs` has nothing to share.
+    Returns the ops, rewired to read the copies, and the copies: TRANSPOSED_COPY ops none of `ops`
+    runs, whose outputs the caller feeds (see `KernelContext.loop_function`). An op is rewired only
+    when all its transposed inputs are invariant (GRUBlockCellGrad takes both weights transposed or
+    neither), and nothing is hoisted from a plan that may update state between or during its calls
+    (an op with `ref_inputs`, or a `stateful` one: a loop nested in the body may assign a variable),
+    which could change the array a copy was made from.
+    """
+    kinds = [registry.lookup(op.type) for op in ops]
+    if not invariant or any(kind.ref_inputs or kind.stateful for kind in kinds):
+        return ops, []
+    copies: dict[Tensor, PlanOp] = {}
+    rewired: dict[int, PlanOp] = {}
+    for index, (op, kind) in enumerate(zip(ops, kinds)):
+        transposed = () if kind.transposed_inputs is None else kind.transposed_inputs(op)
+        if not transposed or any(op.inputs[i] not in invariant for i in transposed):
+            continue
+        for i in transposed:
+            if op.inputs[i] not in copies:
+                copies[op.inputs[i]] = _transposed_copy(op, op.inputs[i])
+        inputs = tuple(copies[t].outputs[0] if i in transposed else t for i, t in enumerate(op.inputs))
+        rewired[index] = PlanOp(op, op.name, inputs, attrs={registry.TRANSPOSED_INPUTS_ATTR: tuple(transposed)})
+    if not rewired:
+        return ops, []
+    return [rewired.get(index, op) for index, op in enumerate(ops)], list(copies.values())
+
+
+def _transposed_copy(reader: Any, value: Tensor) -> PlanOp:
+    """A TRANSPOSED_COPY op of the 2-D `value` (made on behalf of `reader`)."""
+    shape = value.shape if value.shape.ndims is None else TensorShape(value.shape.as_list()[::-1])
+    return PlanOp(reader, f"{value.op.name}/{registry.TRANSPOSED_COPY}", (value,), (value.dtype, shape),
+                  op_type=registry.TRANSPOSED_COPY)
+
+
 def share_transposed_inputs(ops: list) -> list:
     """Give ops that read a 2-D input transposed (`transposed_inputs`) one transposed copy of it each run.
 
@@ -378,7 +419,8 @@ def share_transposed_inputs(ops: list) -> list:
     Zen 4). One copy (TRANSPOSED_COPY, ~0.1 ms for [256, 512]) is made before the first of the ops
     reading the value, which then get it listed in TRANSPOSED_INPUTS_ATTR. Only for values read so
     by two or more ops under one cond guard, with no op updating state (`ref_inputs`) between the
-    first and the last: a variable assigned in between would leave the copy stale.
+    first and the last: a variable assigned in between would leave the copy stale. Ops already
+    reading a hoisted copy (`hoist_transposed_inputs`) are left alone.
     """
     readers: dict[Tensor, list[tuple[int, int]]] = collections.defaultdict(list)
     writes: list[int] = []
@@ -386,7 +428,7 @@ def share_transposed_inputs(ops: list) -> list:
         kind = registry.lookup(op.type)
         if kind.ref_inputs:
             writes.append(index)
-        if kind.transposed_inputs is not None:
+        if kind.transposed_inputs is not None and not getattr(op, "attrs", {}).get(registry.TRANSPOSED_INPUTS_ATTR):
             for i in kind.transposed_inputs(op):
                 readers[op.inputs[i]].append((index, i))
     rewired: dict[int, dict[int, Tensor]] = collections.defaultdict(dict)
@@ -396,9 +438,7 @@ def share_transposed_inputs(ops: list) -> list:
         if len({index for index, _ in reads}) < 2 or any(first < w < last for w in writes) \
                 or any(ops[index].guard != ops[first].guard for index, _ in reads):
             continue
-        shape = value.shape if value.shape.ndims is None else TensorShape(value.shape.as_list()[::-1])
-        copy = PlanOp(ops[first], f"{value.op.name}/{registry.TRANSPOSED_COPY}", (value,), (value.dtype, shape),
-                      op_type=registry.TRANSPOSED_COPY)
+        copy = _transposed_copy(ops[first], value)
         before[first].append(copy)
         for index, i in reads:
             rewired[index][i] = copy.outputs[0]

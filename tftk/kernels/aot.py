@@ -46,7 +46,8 @@ _I8_1, _I8_4 = "i8[::1]", "i8[:, :, :, ::1]"
 _SIZES = ", ".join(["i8"] * 10)  # kh, kw, sh, sw, dh, dw, oh, ow (and the batch range) of a conv kernel
 
 # "module:qualname" -> the Numba signatures compiled ahead of time: the float32 training steps of
-# the MLP, the LeNet and deep-MNIST ConvNets (SGD and Adam), TF's truncated and plain normal initialisers and dropout's uniform mask.
+# the MLP, the LeNet and deep-MNIST ConvNets (SGD and Adam), TF's truncated and plain normal initialisers and dropout's uniform mask,
+# and the transposed weight copies of the RNNs' backward passes.
 SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.conv:_patch_rows": (f"void({_F4_4}, {_SIZES}, {_F4_2}, b1)",),
     "tftk.kernels.conv:_tap_im2col": (f"void({_F4_3}, {_SIZES}, {_F4_2})",),
@@ -63,6 +64,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.elementwise:_relu_grad": (f"void({_F4_2}, {_F4_2}, {_F4_2})",),
     "tftk.kernels.elementwise:bias_relu_rows": (f"void({_F4_2}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.elementwise:bias_relu_rows_in_place": (f"void({_F4_2}, {_F4_1})",),
+    "tftk.kernels.elementwise:bias_relu_rows": (f"void({_F4_2}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.softmax_xent:_xent": (f"void({_F4_2}, {_F4_2}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.softmax_xent:_sparse_xent": (f"void({_F4_2}, {_I8_1}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.optim:_gradient_descent_dense": (f"void(b1, {_F4_1}, {_F4_1}, f4)",),
@@ -70,6 +72,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.philox_fill:uniform_float32": (f"void(u8[::1], {_F4_1})",),
     "tftk.kernels.philox_fill:truncated_float32": (f"void(u8[::1], {_F4_1})",),
     "tftk.kernels.philox_fill:normal_float32": (f"void(u8[::1], {_F4_1})",),
+    "tftk.kernels.transpose:_transpose_tiles": (f"void({_F4_2}, {_F4_2})",),
 }
 
 _lock = threading.Lock()

@@ -139,8 +139,8 @@ def _bind_while(op, ctx):
     has_max = op.get_attr("has_max")
     cond_plan = ctx.function(cond_graph, cond_graph.inputs[:n] + _capture_placeholders(cond_graph),
                              cond_graph.outputs[:1])
-    body_plan = ctx.function(body_graph, body_graph.inputs + _capture_placeholders(body_graph),
-                             body_graph.outputs[:n + n_st] + op.get_attr("saved"))
+    body_plan, prepare_body = ctx.loop_function(body_graph, body_graph.inputs, _capture_placeholders(body_graph),
+                                                body_graph.outputs[:n + n_st] + op.get_attr("saved"))
     # per iteration: (loop variables, intermediates the gradient reads); and what the gradient feeds
     history: list = ctx.resource(op, "history", list)
     fed: dict = ctx.resource(op, "fed", dict)
@@ -155,10 +155,11 @@ def _bind_while(op, ctx):
         limit = int(inputs[-1]) if has_max else None
         history.clear()
         fed["sliced"], fed["body_caps"] = sliced, body_caps
+        prepared = prepare_body(*body_caps)  # the captures, and copies made once for all iterations
         stacks: list[list] = [[] for _ in range(n_st)]
         while (limit is None or len(history) < limit) and cond_plan(*values, *cond_caps)[0]:
             rows = [s[len(history)] for s in sliced]
-            out = body_plan(*values, *rows, *body_caps)
+            out = body_plan(*values, *rows, *prepared)
             history.append((values, out[n + n_st:]))
             values = list(out[:n])
             for k in range(n_st):
@@ -246,35 +247,51 @@ def _bind_while_grad(op, ctx):
     forward = op.get_attr("forward")
     loop_floats, sliced_floats = op.get_attr("loop_floats"), op.get_attr("sliced_floats")
     float_caps, n_st = op.get_attr("float_caps"), op.get_attr("n_stacked")
-    plan = ctx.function(forward.get_attr("body_graph"), op.get_attr("plan_feeds"), op.get_attr("plan_fetches"))
+    body_graph = forward.get_attr("body_graph")
+    feeds = op.get_attr("plan_feeds")  # body inputs, captures, seeds, saved: the captures are the same each iteration
+    n_in, n_caps = len(body_graph.inputs), len(_capture_placeholders(body_graph))
+    n_loop, n_rows = len(loop_floats), len(sliced_floats)
+    # the body's gradient leaves out what no one reads: the gradient of data rows (dynamic_rnn's
+    # inputs) or of a capture; the loop variables' gradients carry the recursion, so they are all made
+    unread = set(getattr(op, "attrs", {}).get(registry.UNREAD_OUTPUTS_ATTR, ()))
+    made = [k for k in range(len(op.outputs)) if k < n_loop or k not in unread]
+    plan, prepare = ctx.loop_function(body_graph, feeds[:n_in] + feeds[n_in + n_caps:], feeds[n_in:n_in + n_caps],
+                                      [op.get_attr("plan_fetches")[k] for k in made])
+    rows_made = [k - n_loop for k in made if n_loop <= k < n_loop + n_rows]
+    caps_made = [k - n_loop - n_rows for k in made if k >= n_loop + n_rows]
     all_saved = forward.get_attr("saved")
     saved_at = [all_saved.index(t) for t in op.get_attr("saved")]
     history: list = ctx.resource(forward, "history", list)
     fed: dict = ctx.resource(forward, "fed", dict)
-    n_loop, n_rows = len(loop_floats), len(sliced_floats)
+    n_made_rows = len(rows_made)
 
     def kernel(*inputs):
         loop_grads = list(inputs[:n_loop])
         stacked = inputs[n_loop:n_loop + n_st]
         sliced, body_caps = fed["sliced"], fed["body_caps"]
-        row_grads = [np.zeros_like(sliced[i]) for i in sliced_floats]
-        cap_grads = [np.zeros_like(body_caps[i]) for i in float_caps]
+        row_grads = [np.zeros_like(sliced[sliced_floats[k]]) for k in rows_made]
+        cap_grads = [np.zeros_like(body_caps[float_caps[k]]) for k in caps_made]
+        prepared = prepare(*body_caps)
         for t in range(len(history) - 1, -1, -1):
             values, kept = history[t]
-            out = plan(*values, *[s[t] for s in sliced], *body_caps, *loop_grads, *[s[t] for s in stacked],
-                       *[kept[k] for k in saved_at])
+            out = plan(*values, *[s[t] for s in sliced], *loop_grads, *[s[t] for s in stacked],
+                       *[kept[k] for k in saved_at], *prepared)
             loop_grads = list(out[:n_loop])
-            for grad, row in zip(row_grads, out[n_loop:n_loop + n_rows]):
+            for grad, row in zip(row_grads, out[n_loop:n_loop + n_made_rows]):
                 grad[t] = row
-            for total, g in zip(cap_grads, out[n_loop + n_rows:]):
+            for total, g in zip(cap_grads, out[n_loop + n_made_rows:]):
                 np.add(total, g, out=total)
-        results = loop_grads + row_grads + cap_grads
+        results: list = loop_grads + [None] * (n_rows + len(float_caps))
+        for k, grad in zip(rows_made, row_grads):
+            results[n_loop + k] = grad
+        for k, grad in zip(caps_made, cap_grads):
+            results[n_loop + n_rows + k] = grad
         return tuple(results) if len(results) > 1 else results[0]
 
     return kernel
 
 
-registry.register_op("WhileGrad", _bind_while_grad)
+registry.register_op("WhileGrad", _bind_while_grad, skips_unread_outputs=True)
 registry.not_differentiable("WhileGrad")
 
 
