@@ -64,7 +64,6 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.elementwise:_relu_grad": (f"void({_F4_2}, {_F4_2}, {_F4_2})",),
     "tftk.kernels.elementwise:bias_relu_rows": (f"void({_F4_2}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.elementwise:bias_relu_rows_in_place": (f"void({_F4_2}, {_F4_1})",),
-    "tftk.kernels.elementwise:bias_relu_rows": (f"void({_F4_2}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.softmax_xent:_xent": (f"void({_F4_2}, {_F4_2}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.softmax_xent:_sparse_xent": (f"void({_F4_2}, {_I8_1}, {_F4_1}, {_F4_2})",),
     "tftk.kernels.optim:_gradient_descent_dense": (f"void(b1, {_F4_1}, {_F4_1}, f4)",),
