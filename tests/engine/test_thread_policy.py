@@ -265,6 +265,25 @@ def test_a_sharing_plan_measures_both_ways_of_running_two_threads(mode_seconds, 
     assert later.count(settles_on) >= 0.9 * len(later) and later.count(not settles_on) > 0  # re-measured
 
 
+@pytest.mark.parametrize("step_seconds, settles_on", [
+    ({1: 0.0090, (2, True): 0.0078, (2, False): 0.0095}, (2, True)),  # LeNet: shared 13% faster, BLAS way 5% slower
+    ({1: 0.040, (2, True): 0.038, (2, False): 0.035}, (2, False)),  # deep-MNIST-like: the BLAS way wins by 12%
+    ({1: 0.040, (2, True): 0.045, (2, False): 0.080}, 1),  # neither way gains
+])
+def test_re_measuring_the_slower_way_does_not_drop_a_thread(step_seconds, settles_on):
+    """The whole policy as a session runs it (thread count, then the way of a 2-thread step): the
+    steps re-measuring the slower way do not count against the faster one."""
+    times, clock, used = threads.StepTimes(), 0.0, []
+    for _ in range(600):
+        n = times.choose(2, clock)
+        key = (2, times.share_calls()) if n == 2 else 1
+        clock += step_seconds[key]
+        times.record(n, step_seconds[key], clock, shared=True)
+        used.append(key)
+    later = used[1 + 2 * threads.PROBE_STEPS:]
+    assert later.count(settles_on) >= 0.9 * len(later)
+
+
 def test_a_collapsing_way_is_measured_one_step_at_a_time():
     times = threads.StepTimes()
     times.record(2, 1.0, 0.0, shared=True)
