@@ -1,6 +1,5 @@
 """The work-sharing pool (`tftk.kernels.work_sharing`): what a shared call costs, and LeNet's convolution
-calls on 1 and 2 workers (the first layer's also fused with its bias and ReLU, as plans run it), quiet
-and beside a busy loop.
+calls on 1 and 2 workers, quiet and beside a busy loop.
 
 Run: .venv/bin/python bench/bench_work_sharing.py [--repeats 21] [--busy 0,1]
 
@@ -18,7 +17,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -44,10 +42,6 @@ def _lenet_calls() -> dict:
         backprop_input = ops._bind_conv2d_backprop_input(dx.op, None)
         backprop_filter = ops._bind_conv2d_backprop_filter(dw.op, None)
         calls[f"Conv2D {layer}"] = lambda conv=conv, xv=xv, wv=wv: conv(xv, wv)
-        if xs[3] == 1:  # LeNet's first layer runs fused with its bias and ReLU in a plan
-            fused = ops._fused_conv2d_bias(relu=True)(SimpleNamespace(producer=SimpleNamespace(producer=y.op)), None)
-            bv = rng.standard_normal(fs[3:], dtype=np.float32)
-            calls[f"Conv2D+BiasAdd+Relu {layer}"] = lambda f=fused, xv=xv, wv=wv, bv=bv: f(xv, wv, bv)
         if xs[3] > 1:  # LeNet's first layer has no input gradient
             calls[f"Conv2DBackpropInput {layer}"] = \
                 lambda f=backprop_input, xs=xs, wv=wv, dyv=dyv: f(np.array(xs), wv, dyv)

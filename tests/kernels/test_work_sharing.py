@@ -255,32 +255,6 @@ def test_conv_calls_cut_in_pieces_give_the_one_call_results(case, monkeypatch):
         np.testing.assert_allclose(run["dw"], whole["dw"], rtol=tolerance, atol=tolerance * scale)
 
 
-@pytest.mark.parametrize("relu", [False, True])
-def test_the_fused_one_channel_call_cut_in_pieces_gives_the_one_call_results(relu):
-    """A plan's Conv2D + BiasAdd (+ Relu) of a 1-channel input (LeNet's first layer) is cut over the batch too."""
-    from types import SimpleNamespace
-    rng = np.random.default_rng(2)
-    xs, fs = (64, 28, 28, 1), (5, 5, 1, 16)
-    graph = tf.Graph()
-    with graph.as_default():
-        y = tf.nn.conv2d(tf.placeholder(tf.float32, xs), tf.placeholder(tf.float32, fs), [1, 1, 1, 1], "SAME")
-    fused_op = SimpleNamespace(producer=SimpleNamespace(producer=y.op) if relu else y.op)
-    fused = conv_pool_ops._fused_conv2d_bias(relu)(fused_op, None)
-    assert len(conv_pool_ops._conv_pieces(xs, (28, 28), fs, np.float32, (1, 1), (1, 1))) > 1
-    x, w, b = (rng.standard_normal(s, dtype=np.float32) for s in (xs, fs, fs[3:]))
-    before = work_sharing.shareable_calls()
-    whole = fused(x, w, b)
-    assert work_sharing.shareable_calls() == before + 1  # cut in pieces (at 2 workers)
-    work_sharing.set_workers(2)
-    try:
-        shared = [fused(x, w, b) for _ in range(3)]
-    finally:
-        work_sharing.set_workers(1)
-    for run in shared:
-        np.testing.assert_array_equal(run, whole)
-    assert (whole.min() == 0.0) == relu
-
-
 def test_concurrent_callers_share_one_helper_and_get_their_own_results():
     """Sessions in several threads (the model server's case) offer their pieces to the one helper."""
     rng = np.random.default_rng(5)

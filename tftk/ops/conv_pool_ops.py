@@ -200,14 +200,12 @@ def _fused_conv2d_bias(relu: bool) -> Callable:
     """The kernel factory of Conv2D -> BiasAdd (-> Relu) fused in a plan: inputs (x, filter, bias).
 
     A 1-channel input into 16k channels runs `conv_one_channel.conv2d`, which starts its sums from
-    the bias and applies the ReLU as it stores them (LeNet's first layer: 1.03 -> 0.48 ms), cut over
-    the batch for the work-sharing threads as a plain Conv2D is; anything else runs the Conv2D kernel
-    a plain Conv2D gets, then the bias (and ReLU) in place on its output.
+    the bias and applies the ReLU as it stores them (LeNet's first layer: 1.03 -> 0.48 ms); anything
+    else runs the Conv2D kernel a plain Conv2D gets, then the bias (and ReLU) in place on its output.
     """
 
     def bind(op, ctx):
         from tftk.kernels import bias as bias_kernels, conv_one_channel
-        from tftk.kernels.work_sharing import stacked
         conv_op = op.producer.producer if relu else op.producer
         convolve = registry.lookup("Conv2D").kernel(conv_op, ctx)
         attrs, strides, dil = conv_op.attrs, conv_op.get_attr("strides"), conv_op.get_attr("dilations")
@@ -215,9 +213,8 @@ def _fused_conv2d_bias(relu: bool) -> Callable:
         def run(x, w, b):
             if conv_one_channel.applies(x.dtype, x.shape, w.shape, strides) and b.shape == w.shape[3:] \
                     and b.dtype == x.dtype:
-                out_hw, pads = _geometry(attrs, x.shape[1:3], w.shape[:2])
-                return stacked(_conv_pieces(x.shape, out_hw, w.shape, x.dtype, strides, dil),
-                               lambda b0, b1: conv_one_channel.conv2d(x[b0:b1], w, strides, pads, dil, b, relu))
+                _, pads = _geometry(attrs, x.shape[1:3], w.shape[:2])
+                return conv_one_channel.conv2d(x, w, strides, pads, dil, b, relu)
             y = convolve(x, w)
             return bias_kernels.bias_relu(y, b, in_place=True) if relu else bias_kernels.bias_add(y, b, out=y)
         return run
