@@ -152,9 +152,10 @@ class StepTimes:
 
         A sharing plan's `free`-thread steps are judged by the faster way of running them (`share_calls`),
         by `SHARED_MARGIN` where that is sharing: the steps that re-measure the slower way say nothing
-        about the threads. Judged by all its 2-thread steps, LeNet (shared 13% faster than 1 thread, the
-        BLAS way 5% slower) ran 23% of its steps on one thread after each re-measurement of the BLAS way,
-        and a plan whose BLAS way wins by 12% 40% (a simulation of the policy, `test_thread_policy`)."""
+        about the threads. Judged by all its 2-thread steps, a simulated LeNet (shared 13% faster than 1
+        thread, the BLAS way 5% slower) ran 23% of its steps on one thread, dropped there by each
+        re-measurement of the BLAS way, and a plan whose BLAS way wins by 12% ran 40% of its steps on one
+        thread (`test_thread_policy`)."""
         one = self._median(1)
         if self.shares_work:
             ways = [(_median(times), mode) for mode, times in self.by_mode.items() if len(times) >= PROBE_STEPS]
