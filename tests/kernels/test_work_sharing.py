@@ -192,6 +192,24 @@ def test_batch_ranges_cover_the_batch_in_pieces_of_enough_work(images, flops, fi
     assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(ranges, ranges[1:]))
 
 
+@pytest.mark.parametrize("images,flops,fixed,head", [
+    (64, 40e6 / 64, 0, 5),  # LeNet's first layer: the caller's piece ~6 MFLOP (10 images) longer: 37/27
+    (64, 321e6 / 64, 800 * 12800, 1),  # its 16->32 layer: 33/31 images (an image is 5 MFLOP)
+    (64, 400e6 / 64, 0, 0),  # an image is more than the head start: 20 pieces of 3-4 images
+    (40, 1e6, 0, 3),  # 23/17 images: the first longer by the 6 MFLOP of 6 images
+])
+def test_the_first_range_is_longer_by_the_helpers_head_start(images, flops, fixed, head):
+    ranges = work_sharing.batch_ranges(images, flops, fixed)
+    sizes = [b1 - b0 for b0, b1 in ranges]
+    assert sizes[0] == images // len(ranges) + head
+    assert max(sizes[1:]) - min(sizes[1:]) <= 1
+
+
+def test_the_head_start_is_never_more_than_a_quarter_of_a_piece(monkeypatch):
+    monkeypatch.setattr(work_sharing, "PIECE_FLOPS", 1e4)
+    assert work_sharing.batch_ranges(8, 1e5) == [(b, b + 1) for b in range(8)]  # head start: 30 images
+
+
 CONV_CASES = [  # x shape, filter shape, strides, padding, dtype, piece flops (None: as set)
     ((64, 28, 28, 1), (5, 5, 1, 16), (1, 1), "SAME", np.float32, None),  # LeNet's layers: im2col
     ((64, 14, 14, 16), (5, 5, 16, 32), (1, 1), "SAME", np.float32, None),  # Winograd

@@ -49,6 +49,11 @@ PIECE_FLOPS = 20e6
 # make 2 pieces each: its 16->32 layer's calls ran 1.33-1.37x faster on 2 workers in 2 pieces, 1.05-1.22x
 # in 4 (`bench/bench_work_sharing.py`, the same minute, load ~1.8).
 FIXED_RATIO = 16.0
+# The first piece (the caller's: it starts at once) is about this many flops larger than the others:
+# the helper wakes from its queue and starts its piece 30-60 us after the caller (measured on LeNet's
+# calls), and a caller done first waits for it and must be woken in turn, so with equal pieces the
+# caller idles through the lag at every call. LeNet: 33/31 images (16->32), 37/27 (1->16).
+HEAD_START_FLOPS = 6e6
 IDLE_SECONDS = 2.0  # the helper leaves after this long without a piece to take
 # The caller computes a piece the helper still holds this many times its own longest piece after it
 # ran out of pieces (at least MIN_PATIENCE_SECONDS after): on a quiet machine the helper's piece ends
@@ -79,14 +84,17 @@ def shareable_calls() -> int:
 def batch_ranges(images: int, flops_per_image: float, fixed_flops: float = 0.0) -> list[tuple[int, int]]:
     """Image ranges [b0, b1) covering `images` images, each of at least `PIECE_FLOPS` and of at least
     `FIXED_RATIO` times `fixed_flops` (the work a call costs whatever its size, in flops of the same
-    kernel); one range where the call is too small to share. Depends on the sizes only, never on the
-    worker count, so a call is cut the same way on any thread count."""
+    kernel); one range where the call is too small to share. The first range is longer than the
+    others by about `HEAD_START_FLOPS` (by a quarter of a range at most). Depends on the sizes only,
+    never on the worker count, so a call is cut the same way on any thread count."""
     total = images * flops_per_image
     pieces = int(min(images, total / max(PIECE_FLOPS, FIXED_RATIO * fixed_flops) + 0.5))
     if pieces < 2:
         return [(0, images)]
     _local.shareable = shareable_calls() + 1
-    bounds = [images * k // pieces for k in range(pieces + 1)]
+    head = min(int(HEAD_START_FLOPS / (2.0 * max(flops_per_image, 1.0)) + 0.5), images // pieces // 4)
+    first = images // pieces + head
+    bounds = [0] + [first + (images - first) * k // (pieces - 1) for k in range(pieces)]
     return list(zip(bounds[:-1], bounds[1:]))
 
 
