@@ -153,26 +153,17 @@ with tf.Graph().as_default():
         for _ in range(3):
             sess.run(train_step, {x: xs, y_: np.eye(10, dtype=np.float32)[labels], keep_prob: 0.5})
         values.update({v.name: sess.run(v).tobytes().hex() for v in tf.global_variables()})
-with tf.Graph().as_default():
-    tf.set_random_seed(2)
-    x = tf.placeholder(tf.float32, [None, 784])
-    y = tf.placeholder(tf.int32, [None])
-    step, loss = lenet(x, y)
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        for _ in range(3):
-            sess.run(step, {x: xs, y: labels})
-        values.update({"lenet/" + v.name: sess.run(v).tobytes().hex() for v in tf.global_variables()})
-with tf.Graph().as_default():
-    tf.set_random_seed(3)
-    x = tf.placeholder(tf.float32, [8, 784])
-    y = tf.placeholder(tf.int32, [8])
-    step, loss = linear_rnn(x, y)
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        for _ in range(3):
-            sess.run(step, {x: xs, y: labels})
-        values.update({"linear_rnn/" + v.name: sess.run(v).tobytes().hex() for v in tf.global_variables()})
+for seed, batch, model, prefix in [(2, None, lenet, "lenet/"), (3, 8, linear_rnn, "linear_rnn/")]:
+    with tf.Graph().as_default():
+        tf.set_random_seed(seed)
+        x = tf.placeholder(tf.float32, [batch, 784])
+        y = tf.placeholder(tf.int32, [batch])
+        step, loss = model(x, y)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(step, {x: xs, y: labels})
+            values.update({prefix + v.name: sess.run(v).tobytes().hex() for v in tf.global_variables()})
 from tftk.kernels import aot, jit
 dispatched = sorted(name for name in aot.SIGNATURES if jit.registered(name)._dispatcher is not None)
 print(json.dumps({"numba": "numba" in sys.modules, "dispatched": dispatched, "values": values}))
