@@ -8,16 +8,19 @@ knows their names. A run therefore costs about one Python call per op and no gra
 
 from __future__ import annotations
 
+import collections
 import linecache
 import re
-from typing import Any
+import time
+from typing import Any, Callable
 
 import numpy as np
 
+from tftk.client import side_thread
 from tftk.client.plan import Action, Plan, Step
 from tftk.framework import errors
 
-__all__ = ["compile_plan", "plan_source", "slot_name", "unbound_slot", "uninitialized"]
+__all__ = ["compile_plan", "compile_streams", "compile_timed", "plan_source", "slot_name", "unbound_slot", "uninitialized"]
 
 _counter = 0
 
@@ -39,15 +42,50 @@ def uninitialized(name: str) -> None:
         "(e.g. sess.run(tf.global_variables_initializer())) or restore it from a checkpoint.")
 
 
-def compile_plan(plan: Plan) -> None:
-    """Generate, compile and attach `plan.function` (and `plan.line_to_step` for errors)."""
-    global _counter
-    _counter += 1
-    filename = f"<tftk-plan-{_counter}>"
+def _namespace(plan: Plan) -> dict[str, Any]:
+    """The globals every generated function of `plan` starts from: helpers and the constants."""
     namespace: dict[str, Any] = {"_uninitialized": uninitialized, "_copy": np.copy}
     for slot, value in plan.constants.items():
         namespace[slot_name(slot)] = value
-    body: list[str] = []
+    return namespace
+
+
+def _compile(plan: Plan, lines: list[str], steps: dict[int, Step], namespace: dict, name: str) -> Callable:
+    """Compile the source `lines` (`steps`: line number -> step, for errors) and return its function `name`."""
+    global _counter
+    _counter += 1
+    filename = f"<tftk-plan-{_counter}>"
+    text = "\n".join(lines) + "\n"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)
+    plan.line_to_step.update(((filename, line), step) for line, step in steps.items())
+    return namespace[name]
+
+
+def _results(plan: Plan) -> str:
+    """The return statement of a plan's function: its fetches, variable storage copied."""
+    results = [f"_copy({slot_name(s)})" if s in plan.storage else slot_name(s) for s in plan.fetch_slots]
+    return f"    return ({', '.join(results)}{',' if results else ''})"
+
+
+def compile_plan(plan: Plan) -> None:
+    """Generate, compile and attach `plan.function` (and its lines in `plan.line_to_step` for errors)."""
+    plan.function = _serial(plan, timed=False)
+
+
+def compile_timed(plan: Plan) -> Callable:
+    """`plan.function` with a clock: called as `f(times, *feeds)`, it also appends `time.perf_counter()`
+    to the list `times` before its first step and after each step (a step's seconds are the difference
+    of its two times; errors name their op as `plan.function`'s do)."""
+    return _serial(plan, timed=True)
+
+
+def _serial(plan: Plan, timed: bool) -> Callable:
+    """The plan's steps as one function (see the module docstring); `timed`: see `compile_timed`."""
+    namespace = _namespace(plan)
+    namespace["_clock"] = time.perf_counter
+    body: list[str] = ["    _t.append(_clock())"] if timed else []
+    line_steps: dict[int, Step] = {}
     open_guard: list[tuple] = [()]  # the guard of the `if` block lines are currently written in
 
     def emit(line: str, guard: tuple, step: Step | None = None) -> None:
@@ -58,21 +96,106 @@ def compile_plan(plan: Plan) -> None:
                                                      for p, taken in guard) + ":")
         body.append(("        " if guard else "    ") + line)
         if step is not None:
-            plan.line_to_step[len(body) + 1] = step  # +1 for the def line
+            line_steps[len(body) + 1] = step  # +1 for the def line
 
     for index, step in enumerate(plan.steps):
         for line in _lines(step, index, namespace):
             emit(line, step.guard, step)
         for slot in step.free:
             emit(f"{slot_name(slot)} = None", step.guard)
+        if timed:
+            emit("_t.append(_clock())", step.guard)
 
-    results = [f"_copy({slot_name(s)})" if s in plan.storage else slot_name(s) for s in plan.fetch_slots]
+    params = ", ".join(["_t"] * timed + [slot_name(i) for i in range(len(plan.feeds))])
+    return _compile(plan, [f"def _plan({params}):"] + body + [_results(plan)], line_steps, namespace, "_plan")
+
+
+def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list[set[int]]) -> Callable:
+    """`plan`'s steps as two streams (`tftk.client.streams`): returns a function called as
+    `plan.function` that runs `streams[0]` (step indices in run order) itself and `streams[1]` on the
+    helper thread (`tftk.client.side_thread`), each step after the steps of the other stream it depends
+    on (`deps`). The plan's steps must carry no cond guard.
+
+    A step waits on the latch of the latest step of the other stream it depends on, unless an earlier
+    wait of its stream already covered that one; a value made in one stream and read in the other
+    goes through a list shared by both (`_x`), written by the producer before it releases its latch,
+    taken (and the list's reference dropped) by the reader's first use. Each stream releases its own
+    names after their last use in it, as `compile_plan` does."""
+    steps = plan.steps
+    stream_of = {i: s for s, order in enumerate(streams) for i in order}
+    position = {i: p for order in streams for p, i in enumerate(order)}
+    producer = {slot: i for i, step in enumerate(steps) for slot in step.outputs if slot is not None}
+    fetched = set(plan.fetch_slots)
+    latch_of: dict[int, int] = {}  # step -> the latch it releases
+    waits: dict[int, int] = {}  # step -> the latch it takes first
+    loads: dict[int, list[int]] = collections.defaultdict(list)  # step -> slots it takes from _x first
+    transfer: dict[int, int] = {}  # slot -> its index in _x
+    for s, order in enumerate(streams):
+        known, loaded = -1, set()
+        for i in order:
+            latest = max((position[j] for j in deps[i] if stream_of[j] != s), default=-1)
+            if latest > known:
+                waits[i] = latch_of.setdefault(streams[1 - s][latest], len(latch_of))
+                known = latest
+            for slot in _runtime_inputs(steps[i]):
+                if slot in producer and stream_of[producer[slot]] != s and slot not in loaded:
+                    loaded.add(slot)
+                    loads[i].append(slot)
+                    transfer.setdefault(slot, len(transfer))
+        if s == 0:
+            late = [slot for slot in dict.fromkeys(plan.fetch_slots)
+                    if slot in producer and stream_of[producer[slot]] == 1 and slot not in loaded]
+            transfer.update((slot, len(transfer) + k) for k, slot in enumerate(late))
+    namespace = _namespace(plan)
+    namespace.update(_spawn=side_thread.spawn, _join=side_thread.join, _fail=side_thread.fail,
+                     _latches=side_thread.latches, _Aborted=side_thread.Aborted)
+    sources: list[list[str]] = []
+    stream_lines: list[dict[int, Step]] = []  # per stream: body line (from 0) -> its step
+    for s, order in enumerate(streams):
+        indent = "        " if s == 0 else "    "
+        body: list[str] = []
+        lines: dict[int, Step] = {}
+        last_read: dict[int, int] = {}
+        for p, i in enumerate(order):
+            for slot in _runtime_inputs(steps[i]):
+                last_read[slot] = p
+        for p, i in enumerate(order):
+            step = steps[i]
+            if i in waits:
+                body += [f"{indent}_L[{waits[i]}].acquire()", f"{indent}if _st[0] is not None: raise _Aborted"]
+            for slot in loads[i]:
+                body += [f"{indent}{slot_name(slot)} = _x[{transfer[slot]}]", f"{indent}_x[{transfer[slot]}] = None"]
+            for line in _lines(step, i, namespace):
+                lines[len(body)] = step
+                body.append(indent + line)
+            body += [f"{indent}_x[{transfer[slot]}] = {slot_name(slot)}" for slot in step.outputs if slot in transfer]
+            if i in latch_of:
+                body.append(f"{indent}_L[{latch_of[i]}].release()")
+            dying = [slot for slot in dict.fromkeys(_runtime_inputs(step) + step.outputs)
+                     if slot in producer and slot not in fetched and last_read.get(slot, -1) <= p]
+            body += [f"{indent}{slot_name(slot)} = None" for slot in dying]
+        sources.append(body)
+        stream_lines.append(lines)
+    own = [tuple(latch for i, latch in latch_of.items() if stream_of[i] == s) for s in (0, 1)]
+    namespace.update(_own_main=own[0], _own_side=own[1])
     params = ", ".join(slot_name(i) for i in range(len(plan.feeds)))
-    source = [f"def _plan({params}):"] + body + [f"    return ({', '.join(results)}{',' if results else ''})"]
-    text = "\n".join(source) + "\n"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    exec(compile(text, filename, "exec"), namespace)
-    plan.function = namespace["_plan"]
+    side = [f"def _side(_x, _st, _L{', ' if params else ''}{params}):"] + (sources[1] or ["    pass"])
+    main = [f"def _plan({params}):", f"    _x = [None] * {len(transfer)}", "    _st = [None]",
+            f"    _L = _latches({len(latch_of)})",
+            f"    _job = _spawn(_side, _st, _L, _own_side, (_x, _st, _L{', ' if params else ''}{params}))",
+            "    try:"] + (sources[0] or ["        pass"]) + [
+            "    except BaseException as _e:", "        _fail(_e, _job, _own_main)", "    _join(_job)"]
+    main += [f"    {slot_name(slot)} = _x[{index}]" for slot, index in transfer.items()
+             if slot in fetched and stream_of[producer[slot]] == 1 and not any(slot in loads[i] for i in streams[0])]
+    # line numbers from 1: the side function's body starts on line 2, the caller's after its 6 first lines
+    numbered = {**{line + 2: step for line, step in stream_lines[1].items()},
+                **{len(side) + 7 + line: step for line, step in stream_lines[0].items()}}
+    return _compile(plan, side + main + [_results(plan)], numbered, namespace, "_plan")
+
+
+def _runtime_inputs(step: Step) -> tuple[int, ...]:
+    """The slots a step's lines read (a constant's or an alias's step runs nothing)."""
+    return () if step.action is Action.NAME else step.inputs
 
 
 def _lines(step: Step, index: int, namespace: dict) -> list[str]:

@@ -72,14 +72,14 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
     """Bound BLAS, Numba and the work-sharing kernels for the calling thread to `threads` threads (0: the
     environment's or all cores), fewer while other processes hold cores or while `step_times` (the
     plan's measured steps) says one thread runs it faster (`tftk.client.threads`); returns the count
-    applied. Where the plan's steps share kernel calls (`step_times.shares_work`), those get the threads
-    and BLAS and Numba one.
+    applied. Where a 2-thread step of the plan runs another way than BLAS's threads (`step_times.way`:
+    its conv calls shared by two threads, or its steps split in two streams), BLAS and Numba get one.
 
     The counts in force are read back before every step (well under a microsecond each), not
     remembered: other code sets them too (hpsearch's workers bound every library before each trial,
     users call threadpoolctl), and a remembered count then left BLAS on two threads while the step
     was timed as one: `tftk hpsearch --nb-process 1` on the ConvNet config took 3.5x the CPU time."""
-    from tftk.client.threads import step_threads
+    from tftk.client.threads import BLAS, SHARE, step_threads
     from tftk.kernels import work_sharing
     if threads <= 0:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
@@ -88,23 +88,25 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
     # A plan whose conv calls are cut in pieces runs them on the work-sharing threads, and BLAS and
     # Numba's parallel loops on one thread throughout its step: OpenBLAS's worker spins on the other
     # core after every product it shares (a helper beside it gets half a core), and both end each
-    # call in a barrier that stalls on a busy core (`tftk.kernels.work_sharing`).
+    # call in a barrier that stalls on a busy core (`tftk.kernels.work_sharing`). A split plan's two
+    # streams run each kernel on one thread likewise.
     # numpy's OpenBLAS ignores the setting from any thread but the main one: a session running in
-    # another thread shares nothing while BLAS stays on more threads.
-    sharing = threads > 1 and step_times is not None and step_times.shares_work and step_times.share_calls()
-    blas_threads = 1 if sharing else threads
+    # another thread then runs its steps BLAS's way, where BLAS stays on more threads.
+    way = step_times.choose_way() if threads > 1 and step_times is not None and len(step_times.ways) > 1 else BLAS
+    blas_threads = 1 if way != BLAS else threads
     for library in _blas_libraries():
         if library.get_num_threads() != blas_threads:
             library.set_num_threads(blas_threads)
-            sharing = sharing and library.get_num_threads() == 1
-    work_sharing.set_workers(threads if sharing else 1)
-    if threads > 1 and step_times is not None and step_times.shares_work:
-        step_times.sharing = sharing  # the way this step runs, as record() counts it
+            if library.get_num_threads() != blas_threads:
+                way, blas_threads = BLAS, threads
+    work_sharing.set_workers(threads if way == SHARE else 1)
+    if threads > 1 and step_times is not None:
+        step_times.way = way  # the way this step runs, as record() counts it
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
     # limits were set: the next run then bounds its threads too.
     if "numba" in sys.modules:
         import numba  # waits while another thread is still importing it
-        wanted = min(1 if sharing else threads, numba.config.NUMBA_NUM_THREADS)
+        wanted = min(blas_threads, numba.config.NUMBA_NUM_THREADS)
         if numba.get_num_threads() != wanted:
             numba.set_num_threads(wanted)
     elif bound > 0:

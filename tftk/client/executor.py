@@ -164,11 +164,9 @@ def failing_op(plan: Plan, exc: BaseException) -> Operation | None:
     """The op whose step in the compiled plan raised `exc` (None if it came from elsewhere)."""
     tb = exc.__traceback__
     found = None
-    code = plan.function.__code__ if plan.function is not None else None
     while tb is not None:
-        if tb.tb_frame.f_code is code:
-            step = plan.line_to_step.get(tb.tb_lineno)
-            found = step.op if step is not None else found
+        step = plan.line_to_step.get((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        found = step.op if step is not None else found
         tb = tb.tb_next
     return found
 

@@ -74,7 +74,11 @@ class Plan:
     function: Callable | None = None
     # copies of invariant feeds made once per series of calls, fed after them (hoist_transposed_inputs)
     hoisted: list = field(default_factory=list)
-    line_to_step: dict[int, Step] = field(default_factory=dict)  # generated line -> step
+    # (file name, line) of a generated function (`function`, `split_function`'s) -> the step it runs
+    line_to_step: dict[tuple[str, int], Step] = field(default_factory=dict)
+    # the steps as two streams, the caller's and a helper's (`tftk.client.streams`), once a split wins
+    split_function: Callable | None = None
+    splitting: Any = None  # the measurements deciding the split (`streams.Splitting`)
 
 
 # ---- pass 1: prune ------------------------------------------------------------------------------

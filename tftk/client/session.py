@@ -9,10 +9,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from tftk.client import executor
+from tftk.client import executor, streams
 from tftk.client.allocator import keep_freed_buffers
 from tftk.client.config import ConfigProto, apply_thread_limits
-from tftk.client.threads import StepTimes
+from tftk.client.threads import SPLIT, StepTimes
 from tftk.framework import errors, nest
 from tftk.framework.ops import (Graph, Operation, Tensor, _default_session_stack,
                                 get_default_graph)
@@ -149,9 +149,16 @@ class BaseSession:
         try:
             if run_metadata is not None:
                 return executor.run_traced(plan, feed_values, run_metadata_recorder(run_metadata))
+            if threads > 1 and step_times.runs > 0 and streams.profiling(plan):
+                apply_thread_limits(1)  # the steps are timed as a stream runs them: each on one thread
+                outputs, split = streams.measure(plan, feed_values)
+                if split:
+                    step_times.add_way(SPLIT)
+                return outputs
             shareable = work_sharing.shareable_calls()
+            run = plan.split_function if threads > 1 and step_times.way == SPLIT else plan.function
             start = time.monotonic()
-            outputs = plan.function(*feed_values)
+            outputs = run(*feed_values)
             end = time.monotonic()
             step_times.record(threads, end - start, end, work_sharing.shareable_calls() != shareable)
             return outputs

@@ -52,7 +52,7 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores"]
+__all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores", "BLAS", "SHARE", "SPLIT"]
 
 SAMPLE_SECONDS = 0.1
 RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured again
@@ -62,8 +62,13 @@ MARGIN = 0.9  # more threads run only where their step takes at most this fracti
 # the same for 2-thread steps that share their conv calls (`tftk.kernels.work_sharing`): the second
 # thread works only inside those calls and waits for no barrier, so a smaller gain is worth it
 SHARED_MARGIN = 0.97
+# ways of running a multi-thread step: BLAS's (and Numba's) threads inside each call; conv calls cut in
+# pieces shared by two threads (`tftk.kernels.work_sharing`); the plan's steps in two streams
+# (`tftk.client.streams`). Only the first waits at a barrier in every call.
+BLAS, SHARE, SPLIT = "blas", "share", "split"
+WAY_MARGIN = {BLAS: MARGIN, SHARE: SHARED_MARGIN, SPLIT: SHARED_MARGIN}
 ABANDON = 2.0  # a probe ends at its first step this many times slower than the other count's median
-MODE_RECHECK_STEPS = 64  # a sharing plan measures its slower way of running 2 threads again this often
+MODE_RECHECK_STEPS = 64  # a plan with several ways of running 2 threads measures a slower one again this often
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state = {"at": -1.0, "others": 0.0}
 
@@ -137,35 +142,46 @@ class StepTimes:
         self.free = 1  # the largest count offered by the last choose()
         self.probing: int | None = None  # the count being measured in the coming steps
         self._probe_left = 0
+        self._extensions = 0  # more probes of the count: one per way of running it not measured yet
         self.shares_work = False  # its steps cut kernel calls in pieces (`tftk.kernels.work_sharing`)
-        # a sharing plan's multi-thread steps: sharing (True) or BLAS's threads (False), and each's times
-        self.sharing = True
-        self.by_mode: dict[bool, list[float]] = {True: [], False: []}
+        # the ways its multi-thread steps can run (the newest first: measured first), the way the
+        # current step runs, and each way's last PROBE_STEPS step times
+        self.ways: list[str] = [BLAS]
+        self.way = BLAS
+        self.by_way: dict[str, list[float]] = {BLAS: []}
         self._mode_steps = 0
-        self._remeasure = True  # the way of running 2 threads a sharing plan's next retry measures afresh
+        self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
+
+    def add_way(self, way: str) -> None:
+        """Let the plan's multi-thread steps also run `way`: the next ones run it, measuring it."""
+        if way not in self.ways:
+            self.ways.insert(0, way)
+            self.by_way[way] = []
+            self.way = way
 
     def _median(self, threads: int) -> float:
         return _median(self.recent[threads])
 
     def preferred(self, free: int) -> int:
-        """`free` where its measured steps beat one thread's by `MARGIN`, else 1.
+        """`free` where its measured steps beat one thread's by the margin of their way, else 1.
 
-        A sharing plan's `free`-thread steps are judged by the faster way of running them (`share_calls`),
-        by `SHARED_MARGIN` where that is sharing: the steps that re-measure the slower way say nothing
-        about the threads. Judged by all its 2-thread steps, a simulated LeNet (shared 13% faster than 1
-        thread, the BLAS way 5% slower) ran 23% of its steps on one thread, dropped there by each
-        re-measurement of the BLAS way, and a plan whose BLAS way wins by 12% ran 40% of its steps on one
-        thread (`test_thread_policy`)."""
+        A plan with several ways of running `free` threads (`choose_way`) is judged by the fastest, by
+        its margin (`WAY_MARGIN`: a way without barriers needs a smaller gain): the steps that
+        re-measure a slower way say nothing about the threads. Judged by all its 2-thread steps, a
+        simulated LeNet (shared 13% faster than 1 thread, the BLAS way 5% slower) ran 23% of its steps on
+        one thread, dropped there by each re-measurement of the BLAS way, and a plan whose BLAS way wins
+        by 12% ran 40% of its steps on one thread (`test_thread_policy`)."""
         one = self._median(1)
-        if self.shares_work:
-            ways = [(_median(times), mode) for mode, times in self.by_mode.items() if len(times) >= PROBE_STEPS]
+        if len(self.ways) > 1:
+            ways = [(_median(times), way) for way, times in self.by_way.items() if len(times) >= PROBE_STEPS]
             if ways:
-                seconds, mode = min(ways)
-                return free if seconds <= (SHARED_MARGIN if mode else MARGIN) * one else 1
+                seconds, way = min(ways)
+                return free if seconds <= WAY_MARGIN[way] * one else 1
         return free if self._median(free) <= MARGIN * one else 1
 
     def _probe(self, threads: int) -> int:
         self.probing, self._probe_left = threads, PROBE_STEPS
+        self._extensions = len(self.ways) - 1
         self.recent[threads] = []
         return threads
 
@@ -184,42 +200,47 @@ class StepTimes:
         if now < self.retry_at:
             return best
         self.retry_at = now + self.wait  # until record() sets it from the probe's outcome
-        if best == 1 and self.shares_work:
-            # a sharing plan's retries of `free` threads measure its two ways afresh in turn (sharing
-            # first): otherwise a way whose steps lost once (LeNet's first shared steps, warming up:
-            # 15.8, 11.1, 9.8 ms against 8.3 on one thread, then 7.7) is judged by them for good
-            self.by_mode[self._remeasure] = []
-            self._remeasure = not self._remeasure
+        if best == 1 and len(self.ways) > 1:
+            # the retries of `free` threads measure the plan's ways afresh in turn (the newest first):
+            # otherwise a way whose steps lost once (LeNet's first shared steps, warming up: 15.8, 11.1,
+            # 9.8 ms against 8.3 on one thread, then 7.7) is judged by them for good
+            self.by_way[self.ways[self._remeasure % len(self.ways)]] = []
+            self._remeasure += 1
         return self._probe(1 if best == free else free)
 
-    def share_calls(self) -> bool:
-        """For a multi-thread step of a plan that shares calls: whether its calls share the threads (BLAS
-        on one) or BLAS gets them (deep-MNIST's 3136x1024 products may gain more from BLAS's threads
-        than its convolutions from sharing). Each way is measured over `PROBE_STEPS` steps, the faster
-        median runs, and the other is measured again every `MODE_RECHECK_STEPS` steps of the plan."""
+    def choose_way(self) -> str:
+        """For a multi-thread step of a plan with several ways of running it (`ways`): which runs. A plan
+        sharing its conv calls may gain more from BLAS's threads on deep-MNIST's 3136x1024 products; a
+        split plan's streams may lose to either. Each way is measured over `PROBE_STEPS` steps, the
+        fastest median runs, and the others are measured again in turn, one every
+        `MODE_RECHECK_STEPS` steps of the plan."""
         self._mode_steps += 1
         if self._mode_steps % MODE_RECHECK_STEPS == 0:
-            self.by_mode[not self.sharing] = []
-        for mode in (True, False):
-            if len(self.by_mode[mode]) < PROBE_STEPS:
-                self.sharing = mode
-                return mode
-        self.sharing = _median(self.by_mode[True]) <= _median(self.by_mode[False])
-        return self.sharing
+            others = [way for way in self.ways if way != self.way]
+            self.by_way[others[self._mode_steps // MODE_RECHECK_STEPS % len(others)]] = []
+        for way in self.ways:
+            if len(self.by_way[way]) < PROBE_STEPS:
+                self.way = way
+                return way
+        self.way = min(self.ways, key=lambda way: _median(self.by_way[way]))
+        return self.way
 
     def record(self, threads: int, seconds: float, now: float, shared: bool = False) -> None:
         """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not);
         `shared`: the step made kernel calls big enough to cut in pieces."""
         first_sharing = shared and not self.shares_work
-        self.shares_work = self.shares_work or shared
+        if first_sharing:
+            self.shares_work = True
+            self.add_way(SHARE)
         self.runs += 1
         if self.runs == 1:
             return
-        if threads > 1 and self.shares_work and not first_sharing:
-            mine, other = self.by_mode[self.sharing], self.by_mode[not self.sharing]
+        if threads > 1 and len(self.ways) > 1 and not first_sharing:
+            mine = self.by_way[self.way]
             mine.append(seconds)
             del mine[:-PROBE_STEPS]
-            if len(other) >= PROBE_STEPS and seconds > ABANDON * _median(other):
+            others = [_median(times) for way, times in self.by_way.items() if way != self.way and len(times) >= PROBE_STEPS]
+            if others and seconds > ABANDON * min(others):
                 mine.extend([seconds] * (PROBE_STEPS - len(mine)))  # collapsing: measured enough
         times = self.recent.setdefault(threads, [])
         times.append(seconds)
@@ -230,6 +251,10 @@ class StepTimes:
         rival = 1 if threads != 1 else self.free
         if self.recent.get(rival) and seconds > ABANDON * self._median(rival):
             self._probe_left = 0  # a collapsing count is not run for a whole probe
+        elif self._probe_left == 0 and threads > 1 and self._extensions > 0 \
+                and any(len(self.by_way[w]) < PROBE_STEPS for w in self.ways):
+            self._extensions -= 1  # a count is judged by its best way: its probe measures each unmeasured one
+            self._probe_left = PROBE_STEPS
         if self._probe_left > 0:
             return
         self.probing = None
