@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tftk.client import codegen, interpreter
+from tftk.client import codegen, interpreter, side_thread
 from tftk.client.plan import (FusedOp, Plan, bind, build_steps, check_feeds, fuse_ops, hoist_transposed_inputs,
                               mark_unread_outputs, order, prune, share_transposed_inputs, sink_copies, state_name,
                               stream_sums, variable_of)
@@ -120,6 +120,23 @@ class KernelContext:
             return arrays + tuple(kernel(arrays[i]) for i, kernel in copies)
 
         return plan.function, prepare
+
+    def beside(self, fn: Callable, *args: Any) -> Callable[[], Any] | None:
+        """Run `fn(*args)` on the helper thread where this run may use a second thread (its session chose
+        to run the step on two threads and nothing else of the run uses the helper now); returns the
+        function waiting for its result, or None (then the caller runs it itself)."""
+        if not side_thread.pipelines_allowed():
+            return None
+        side_thread.allow_pipelines(False)  # the helper is taken until join: nothing nested may queue on it
+        join = side_thread.beside(fn, *args)
+
+        def joined() -> Any:
+            try:
+                return join()
+            finally:
+                side_thread.allow_pipelines(True)
+
+        return joined
 
     def resource(self, op: Operation, key: str, create: Callable[[], Any]) -> Any:
         """Per-session state of one op (random generators, ...), created on first use."""

@@ -22,7 +22,8 @@ import sys
 import threading
 from typing import Any, Callable
 
-__all__ = ["Aborted", "latches", "spawn", "join", "fail", "IDLE_SECONDS"]
+__all__ = ["Aborted", "latches", "spawn", "join", "fail", "beside", "allow_pipelines", "pipelines_allowed",
+           "IDLE_SECONDS"]
 
 IDLE_SECONDS = 5.0
 
@@ -35,22 +36,24 @@ class _Job:
     """One run of a second stream: its function and arguments, the run's state (`state[0]`: the first
     error), the latches it releases, and a lock held until it has ended."""
 
-    __slots__ = ("fn", "args", "state", "own", "latches", "done")
+    __slots__ = ("fn", "args", "state", "own", "latches", "done", "result")
 
     def __init__(self, fn: Callable, args: tuple, state: list, latch_list: list, own: tuple[int, ...]):
         self.fn, self.args, self.state, self.latches, self.own = fn, args, state, latch_list, own
         self.done = threading.Lock()
         self.done.acquire()
+        self.result: Any = None
 
     def run(self) -> None:
         try:
-            self.fn(*self.args)
+            self.result = self.fn(*self.args)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
             _release_failed(self.state, exc, self.latches, self.own)
         finally:
             self.done.release()
 
 
+_local = threading.local()
 _jobs: queue.SimpleQueue = queue.SimpleQueue()
 _helper: dict[str, Any] = {"thread": None, "pid": None}
 _start_lock = threading.Lock()
@@ -95,11 +98,29 @@ def spawn(fn: Callable, state: list, latch_list: list, own: tuple[int, ...], arg
     return job
 
 
-def join(job: _Job) -> None:
-    """Wait for the second stream to end; raise its error if it failed."""
+def join(job: _Job) -> Any:
+    """Wait for the second stream to end; raise its error if it failed, else return its result."""
     job.done.acquire()
     if job.state[0] is not None:
         raise job.state[0]
+    return job.result
+
+
+def beside(fn: Callable, *args: Any) -> Callable[[], Any]:
+    """Run `fn(*args)` on the helper thread; returns a function waiting for its result (or raising its
+    error). While loops run their pipelines' second stages this way (`tftk.ops.loop_stages`)."""
+    job = spawn(fn, [None], [], (), args)
+    return lambda: join(job)
+
+
+def allow_pipelines(allowed: bool) -> None:
+    """Whether kernels called from this thread may run work on the helper (set around a run by the
+    session; off in the helper itself and while the helper runs another stream of this run)."""
+    _local.pipelines = allowed
+
+
+def pipelines_allowed() -> bool:
+    return getattr(_local, "pipelines", False)
 
 
 def fail(exc: BaseException, job: _Job, own: tuple[int, ...]) -> None:

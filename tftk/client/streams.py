@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tftk.client import codegen
+from tftk.client import codegen, side_thread
 from tftk.client.plan import Action, Plan, state_name, variable_of
 from tftk.framework import registry
 
@@ -210,10 +210,27 @@ def measure(plan: Plan, feed_values: list) -> tuple[tuple, bool]:
 
 def split(plan: Plan, deps: list[set[int]], costs: list[float]) -> Callable | None:
     """The plan's two-stream function where the schedule of its steps (`costs`: seconds each) gains at
-    least `1 - MIN_GAIN` of its serial time, else None."""
+    least `1 - MIN_GAIN` of its serial time; else, where it runs loops that can pipeline their
+    iterations on two threads (`tftk.ops.loop_stages`: dynamic_rnn over stacked cells), its function
+    with the loops allowed to; else None."""
     if sum(costs) < MIN_PLAN_SECONDS:
         return None
     planned = schedule(deps, costs, SYNC_SECONDS)
-    if not planned.streams[1] or planned.seconds > MIN_GAIN * planned.serial:
-        return None
-    return codegen.compile_streams(plan, planned.streams, deps)
+    if planned.streams[1] and planned.seconds <= MIN_GAIN * planned.serial:
+        return codegen.compile_streams(plan, planned.streams, deps)
+    if any(getattr(step.kernel, "pipelines", False) for step in plan.steps):
+        return _with_pipelines(plan.function)
+    return None
+
+
+def _with_pipelines(function: Callable) -> Callable:
+    """`function` run with its loops allowed to put their second stages on the helper thread."""
+
+    def run(*feeds: Any) -> tuple:
+        side_thread.allow_pipelines(True)
+        try:
+            return function(*feeds)
+        finally:
+            side_thread.allow_pipelines(False)
+
+    return run

@@ -21,6 +21,7 @@ from tftk.ops.indexed_slices_ops import densify
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph, name_scope
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.kernels.scatter import scatter_into_zeros
+from tftk.ops import loop_stages
 from tftk.ops.constant_op import placeholder
 from tftk.ops.op_builder import make_multi_op, make_op
 
@@ -139,8 +140,11 @@ def _bind_while(op, ctx):
     has_max = op.get_attr("has_max")
     cond_plan = ctx.function(cond_graph, cond_graph.inputs[:n] + _capture_placeholders(cond_graph),
                              cond_graph.outputs[:1])
-    body_plan, prepare_body = ctx.loop_function(body_graph, body_graph.inputs, _capture_placeholders(body_graph),
-                                                body_graph.outputs[:n + n_st] + op.get_attr("saved"))
+    caps = _capture_placeholders(body_graph)
+    outputs = body_graph.outputs[:n + n_st] + op.get_attr("saved")
+    body_plan, prepare_body = ctx.loop_function(body_graph, body_graph.inputs, caps, outputs)
+    cond_reads = loop_stages.reads(cond_graph.outputs[:1], cond_graph.inputs[:n])
+    pipeline = _pipeline(ctx, body_graph, body_graph.inputs, caps, outputs, [(k, k) for k in range(n)], cond_reads)
     # per iteration: (loop variables, intermediates the gradient reads); and what the gradient feeds
     history: list = ctx.resource(op, "history", list)
     fed: dict = ctx.resource(op, "fed", dict)
@@ -155,12 +159,29 @@ def _bind_while(op, ctx):
         limit = int(inputs[-1]) if has_max else None
         history.clear()
         fed["sliced"], fed["body_caps"] = sliced, body_caps
-        prepared = prepare_body(*body_caps)  # the captures, and copies made once for all iterations
+
+        def iteration(t: int, current: list) -> list | None:
+            """The body's inputs at iteration t from the loop values `current`, or None: the loop ends."""
+            if (limit is not None and t >= limit) or not cond_plan(*current, *cond_caps)[0]:
+                return None
+            return current + [s[t] for s in sliced]
+
+        iterations = None
+        if pipeline is not None and (begin := iteration(0, values)) is not None:
+            walk = {"t": 0, "values": values}
+
+            def advance(updates: dict) -> list | None:
+                walk["t"] += 1
+                walk["values"] = [updates.get(k, v) for k, v in enumerate(walk["values"])]
+                return iteration(walk["t"], walk["values"])
+
+            iterations = pipeline.run(body_caps, begin, advance)
+        if iterations is None:
+            iterations = _serial(body_plan, prepare_body(*body_caps), iteration(0, values),
+                                 lambda t, out: iteration(t, list(out[:n])))
         stacks: list[list] = [[] for _ in range(n_st)]
-        while (limit is None or len(history) < limit) and cond_plan(*values, *cond_caps)[0]:
-            rows = [s[len(history)] for s in sliced]
-            out = body_plan(*values, *rows, *prepared)
-            history.append((values, out[n + n_st:]))
+        for body_inputs, out in iterations:
+            history.append((body_inputs[:n], out[n + n_st:]))
             values = list(out[:n])
             for k in range(n_st):
                 stacks[k].append(out[n + k])
@@ -168,7 +189,27 @@ def _bind_while(op, ctx):
                             for s, (dt, sh) in zip(stacks, stacked_shapes)]
         return tuple(results) if len(results) > 1 else results[0]
 
+    kernel.pipelines = pipeline is not None
     return kernel
+
+
+def _serial(plan: Callable, prepared: tuple, begin: list | None, following: Callable) -> Any:
+    """The iterations of a loop body run on this thread: (inputs, outputs) of each, from the inputs
+    `begin` (None: no iteration), each next iteration's from `following(t, outputs)` (None: the end)."""
+    t, inputs = 0, begin
+    while inputs is not None:
+        out = plan(*inputs, *prepared)
+        yield inputs, out
+        t += 1
+        inputs = following(t, out)
+
+
+def _pipeline(ctx, graph: FuncGraph, inputs: list, invariants: list, outputs: list, carried: list,
+              must_first: set[int] = frozenset()) -> loop_stages.Pipeline | None:
+    """The body's iterations as a two-stage pipeline (`tftk.ops.loop_stages`), where its body has one."""
+    stages = loop_stages.cut([(inputs[p], outputs[i]) for p, i in carried], outputs, set(inputs) | set(invariants),
+                             {k for k, (p, _) in enumerate(carried) if p in must_first})
+    return None if stages is None else loop_stages.Pipeline(ctx, graph, inputs, invariants, outputs, stages, carried)
 
 
 registry.register_op("While", _bind_while, stateful=True)
@@ -265,17 +306,40 @@ def _bind_while_grad(op, ctx):
     fed: dict = ctx.resource(forward, "fed", dict)
     n_made_rows = len(rows_made)
 
+    carried = [(n_in + k, k) for k in range(n_loop)]  # each seed is the gradient the last iteration made
+    pipeline = _pipeline(ctx, body_graph, feeds[:n_in] + feeds[n_in + n_caps:], feeds[n_in:n_in + n_caps],
+                         [op.get_attr("plan_fetches")[k] for k in made], carried)
+
     def kernel(*inputs):
         loop_grads = list(inputs[:n_loop])
         stacked = inputs[n_loop:n_loop + n_st]
         sliced, body_caps = fed["sliced"], fed["body_caps"]
         row_grads = [np.zeros_like(sliced[sliced_floats[k]]) for k in rows_made]
         cap_grads = [np.zeros_like(body_caps[float_caps[k]]) for k in caps_made]
-        prepared = prepare(*body_caps)
-        for t in range(len(history) - 1, -1, -1):
+        last = len(history) - 1
+
+        def iteration(t: int, grads: list) -> list | None:
+            """The gradient body's inputs at forward iteration t (walked backwards), or None: the end."""
+            if t < 0:
+                return None
             values, kept = history[t]
-            out = plan(*values, *[s[t] for s in sliced], *loop_grads, *[s[t] for s in stacked],
-                       *[kept[k] for k in saved_at], *prepared)
+            return [*values, *[s[t] for s in sliced], *grads, *[s[t] for s in stacked], *[kept[k] for k in saved_at]]
+
+        iterations = None
+        if pipeline is not None and last >= 0:
+            walk = {"t": last, "grads": loop_grads}
+
+            def advance(updates: dict) -> list | None:
+                walk["t"] -= 1
+                walk["grads"] = [updates.get(n_in + k, g) for k, g in enumerate(walk["grads"])]
+                return iteration(walk["t"], walk["grads"])
+
+            iterations = pipeline.run(body_caps, iteration(last, loop_grads), advance)
+        if iterations is None:
+            iterations = _serial(plan, prepare(*body_caps), iteration(last, loop_grads),
+                                 lambda step, out: iteration(last - step, list(out[:n_loop])))
+        for step, (_, out) in enumerate(iterations):
+            t = last - step
             loop_grads = list(out[:n_loop])
             for grad, row in zip(row_grads, out[n_loop:n_loop + n_made_rows]):
                 grad[t] = row
@@ -288,6 +352,7 @@ def _bind_while_grad(op, ctx):
             results[n_loop + n_rows + k] = grad
         return tuple(results) if len(results) > 1 else results[0]
 
+    kernel.pipelines = pipeline is not None
     return kernel
 
 

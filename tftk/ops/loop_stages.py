@@ -1,0 +1,249 @@
+"""A loop body cut in two stages, so that a while loop's iterations run as a pipeline on two threads.
+
+dynamic_rnn over a 2-layer MultiRNNCell runs one While op, whose body computes layer 1's step t and
+then layer 2's: nothing inside one iteration can run beside anything else. Across iterations it can:
+layer 1's step t+1 needs only layer 1's state, so it may run while layer 2 computes step t (TF's
+executor does this with `parallel_iterations`). Its gradient loop is the same, reversed: layer 2's
+backward step needs only its own carried gradients, layer 1's reads what layer 2's made.
+
+`cut` finds such a split of a body: the loop variables whose next values depend only on loop
+variables of the same set (a prefix of the carried variables' dependency order, by strongly connected
+components) make stage 1 with every op they need; everything else is stage 2, which reads the values
+stage 1 made (`cross`). Stage 1 of iteration t+1 then only waits for stage 1 of iteration t, and the
+While kernels (`tftk.ops.while_loop`) run stage 1 on the calling thread and stage 2 on the helper
+beside it. Of the possible cuts the most even one is taken, judged by a weight per op (products and
+convolutions `HEAVY`); a cut whose smaller stage weighs less than `MIN_SHARE` of the body gains too
+little for the hand-over of every iteration's values. Bodies with stateful ops (random numbers,
+assignments: their order would change), cond branches or control inputs are not cut.
+"""
+
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from tftk.framework import registry
+from tftk.framework.ops import Operation, Tensor
+
+__all__ = ["Stages", "cut", "reads", "Pipeline", "MIN_SHARE"]
+
+MIN_SHARE = 0.2
+# the weight of ops holding products (the rest weigh 1): a fused cell holds its gates' product
+HEAVY = {"MatMul": 10, "BatchMatMul": 10, "BatchMatMulV2": 10, "Conv2D": 20, "Conv2DBackpropInput": 20,
+         "Conv2DBackpropFilter": 20, "LSTMBlockCell": 10, "LSTMBlockCellGrad": 10, "GRUBlockCell": 20,
+         "GRUBlockCellGrad": 20}
+
+
+@dataclass
+class Stages:
+    """A cut body: which of the outputs each stage computes (indices), and what stage 2 reads of stage 1."""
+
+    first: list[int]
+    second: list[int]
+    cross: list[Tensor]
+    weights: tuple[int, int]
+
+
+def _ancestors(tensors: Sequence[Tensor], stops: set[Tensor]) -> set[Operation]:
+    """The ops computing `tensors` from the `stops` (fed each iteration)."""
+    seen: set[Operation] = set()
+    stack = [t.op for t in tensors if t not in stops]
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        stack.extend(t.op for t in op.inputs if t not in stops and t.op not in seen)
+        stack.extend(c for c in op.control_inputs if c not in seen)
+    return seen
+
+
+def reads(outputs: Sequence[Tensor], placeholders: Sequence[Tensor]) -> set[int]:
+    """The indices of the `placeholders` that `outputs` are computed from."""
+    fed = set(placeholders)
+    needed = _ancestors(outputs, fed)
+    used = {t for op in needed for t in op.inputs} | set(outputs)
+    return {k for k, placeholder in enumerate(placeholders) if placeholder in used}
+
+
+def _op_weight(op: Operation) -> int:
+    """An op's share of an iteration's work: constants and aliases none, products `HEAVY`, the rest 1."""
+    return 0 if registry.lookup(op.type).inline is not None else HEAVY.get(op.type, 1)
+
+
+def _weight(ops: set[Operation]) -> int:
+    return sum(_op_weight(op) for op in ops)
+
+
+def _balance(first_ops: set[Operation], body_ops: set[Operation], available: set[Tensor]) -> None:
+    """Move ops of stage 2 that read only what stage 1 has into stage 1 while that evens the stages: a
+    2-layer LSTM's gradient body needs only layer 2's backward step for the next iteration, but layer
+    2's weight-gradient product can run beside it rather than with all of layer 1's backward step.
+    `available`: the fed inputs stage 1 holds current values of."""
+    first, second = _weight(first_ops), _weight(body_ops - first_ops)
+    moved = True
+    while moved:
+        moved = False
+        for op in sorted(body_ops - first_ops, key=lambda o: o.id):
+            weight = _op_weight(op)
+            if first + weight <= second - weight and all(t in available or t.op in first_ops for t in op.inputs):
+                first_ops.add(op)
+                first, second = first + weight, second - weight
+                moved = True
+
+
+def _components(edges: list[set[int]]) -> list[list[int]]:
+    """The strongly connected components of the graph `edges` (k -> the nodes k depends on), each after
+    the components it depends on (Tarjan's algorithm emits them in that order)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    result: list[list[int]] = []
+
+    def visit(v: int) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            result.append(sorted(component))
+
+    for v in range(len(edges)):
+        if v not in index:
+            visit(v)
+    return result
+
+
+def cut(carried: Sequence[tuple[Tensor, Tensor]], outputs: Sequence[Tensor], stops: set[Tensor],
+        must_first: set[int] = frozenset()) -> Stages | None:
+    """The most even two-stage cut of a loop body, or None where none gains.
+
+    `carried`: (the placeholder an iteration reads a loop value from, the output with its next value);
+    `outputs`: every tensor the body's plan fetches (the carried next values among them); `stops`: all
+    that is fed each iteration (placeholders, captures); `must_first`: the carried values (indices) the
+    loop's condition reads, which stage 1 (the calling thread, which also tests the condition) must carry."""
+    body_ops = _ancestors(outputs, stops)
+    if any(registry.lookup(op.type).stateful or op.guard or op.control_inputs for op in body_ops):
+        return None
+    inputs = [placeholder for placeholder, _ in carried]
+    reads_of: list[set[int]] = []
+    for _, following in carried:
+        reads_of.append(reads([following], inputs) if following not in stops else
+                        {j for j, placeholder in enumerate(inputs) if placeholder is following})
+    best = None
+    chosen: set[int] = set()
+    for component in _components(reads_of)[:-1]:  # every proper prefix, in dependency order
+        chosen |= set(component)
+        if not must_first <= chosen:
+            continue
+        stages = _stages(carried, outputs, stops, chosen, body_ops)
+        if stages is not None and (best is None or max(stages.weights) < max(best.weights)):
+            best = stages
+    if best is None or min(best.weights) < MIN_SHARE * sum(best.weights):
+        return None
+    return best
+
+
+def _stages(carried, outputs, stops, chosen: set[int], body_ops: set[Operation]) -> Stages | None:
+    """The stages where the carried values `chosen` (and all they need) are stage 1's."""
+    first_ops = _ancestors([carried[k][1] for k in chosen], stops)
+    # stage 1 has every input of an iteration but the loop values stage 2 carries: those it holds stale
+    _balance(first_ops, body_ops, stops - {carried[k][0] for k in range(len(carried)) if k not in chosen})
+    first_outputs = {carried[k][1] for k in chosen}
+    first = [i for i, t in enumerate(outputs) if t in first_outputs or (t not in stops and t.op in first_ops)]
+    second = [i for i in range(len(outputs)) if i not in first]
+    second_ops = _ancestors([outputs[i] for i in second], stops) - first_ops
+    cross = list(dict.fromkeys(t for op in second_ops for t in op.inputs if t not in stops and t.op in first_ops))
+    if not second_ops or not first_ops:
+        return None
+    return Stages(first, second, cross, (_weight(first_ops), _weight(second_ops)))
+
+
+class Pipeline:
+    """A loop body's two stages compiled as sub-plans, and the iterations run through them on two threads.
+
+    Built from the body's plan arguments (`inputs` fed per iteration, `invariants` per loop run, the
+    `outputs` fetched) and `carried`: (input position, output index) pairs, the loop values an
+    iteration hands the next. `run` returns what the whole body's plan would have, iteration by
+    iteration."""
+
+    def __init__(self, ctx: Any, graph: Any, inputs: Sequence[Tensor], invariants: Sequence[Tensor],
+                 outputs: Sequence[Tensor], stages: Stages, carried: Sequence[tuple[int, int]]):
+        self.ctx = ctx
+        self.stages = stages
+        self.n_outputs = len(outputs)
+        first_at = {index: k for k, index in enumerate(stages.first)}
+        second_at = {index: k for k, index in enumerate(stages.second)}
+        self.carried_first = [(position, first_at[index]) for position, index in carried if index in first_at]
+        self.carried_second = [(position, second_at[index]) for position, index in carried if index in second_at]
+        self.first, self.prepare_first = ctx.loop_function(
+            graph, list(inputs), list(invariants), [outputs[i] for i in stages.first] + stages.cross)
+        self.second, self.prepare_second = ctx.loop_function(
+            graph, list(inputs) + stages.cross, list(invariants), [outputs[i] for i in stages.second])
+
+    def run(self, invariant_arrays: Sequence[Any], begin: list, advance: Callable[[dict], list | None]
+            ) -> list[tuple[list, list]] | None:
+        """Run the iterations: `begin` is the first iteration's inputs, `advance(updates)` the next one's
+        given the new values of the carried inputs stage 1 made (position -> array), or None to stop.
+        Stage 2 runs on the helper thread; returns [(inputs, outputs)] per iteration, the inputs as the
+        body read them. None where no second thread may be used now (the caller runs the body whole)."""
+        handoff: queue.SimpleQueue = queue.SimpleQueue()
+        failed: list = []
+        join = self.ctx.beside(self._second_stage, handoff, self.prepare_second(*invariant_arrays), failed)
+        if join is None:
+            return None
+        prepared = self.prepare_first(*invariant_arrays)
+        made = len(self.stages.first)
+        firsts = []
+        try:
+            inputs = begin
+            while inputs is not None and not failed:
+                out = self.first(*inputs, *prepared)
+                handoff.put((inputs, out))
+                firsts.append(out[:made])
+                inputs = advance({position: out[k] for position, k in self.carried_first})
+        finally:
+            handoff.put(None)
+            seconds = join()  # raises stage 2's error
+        results = []
+        for first, (inputs, second) in zip(firsts, seconds):
+            outputs: list = [None] * self.n_outputs
+            for index, value in zip(self.stages.first, first):
+                outputs[index] = value
+            for index, value in zip(self.stages.second, second):
+                outputs[index] = value
+            results.append((inputs, outputs))
+        return results
+
+    def _second_stage(self, handoff: queue.SimpleQueue, prepared: tuple, failed: list) -> list:
+        """Stage 2 of each iteration handed over, with its own carried values: [(inputs, outputs)]."""
+        made = len(self.stages.first)
+        current: dict[int, Any] = {}
+        results = []
+        try:
+            while (item := handoff.get()) is not None:
+                inputs, first = item
+                inputs = list(inputs)
+                for position, value in current.items():
+                    inputs[position] = value
+                out = self.second(*inputs, *first[made:], *prepared)
+                current = {position: out[k] for position, k in self.carried_second}
+                results.append((inputs, out))
+        except BaseException:
+            failed.append(True)
+            raise
+        return results
