@@ -241,3 +241,18 @@ def test_a_two_thread_session_measures_splits_and_runs_its_plan_both_ways(monkey
                 assert train_plan.split_function is None and train_plan.splitting is None
     for one, two in zip(results[1], results[2]):
         np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("inter_op, splits", [(0, True), (2, True), (1, False)])
+def test_one_inter_op_thread_keeps_every_op_on_one_stream(monkeypatch, inter_op, splits):
+    monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
+    monkeypatch.setattr(streams, "MIN_PLAN_SECONDS", 0.0)
+    monkeypatch.setattr(streams, "MIN_GAIN", 1.0)
+    graph, x, loss, train, init = _model()
+    config = tf.ConfigProto(intra_op_parallelism_threads=2, inter_op_parallelism_threads=inter_op)
+    with tf.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        for _ in range(2 + streams.PROFILE_RUNS):
+            sess.run(train, {x: np.ones((16, 12), np.float32)})
+        plan = next(p for key, p in sess._plans.items() if train in key[1])
+        assert (plan.split_function is not None) == splits

@@ -39,9 +39,10 @@ class GraphOptions:
 class ConfigProto:
     """Session configuration (TF1 field names). Thread counts of 0 mean "all cores".
 
-    intra_op_parallelism_threads bounds the threads of BLAS and of Numba's parallel kernels.
-    Ops run one after another in plan order, so inter_op_parallelism_threads has no effect
-    beyond being recorded.
+    intra_op_parallelism_threads bounds the threads of a step: BLAS's and Numba's inside kernels, or
+    the two streams of a split plan (`tftk.client.streams`) and the two stages of a pipelined loop
+    (`tftk.ops.loop_stages`), whichever the session measures faster. inter_op_parallelism_threads=1
+    keeps every op on one stream (no split plans, no pipelined loops); any other value allows them.
     """
 
     intra_op_parallelism_threads: int = 0

@@ -77,6 +77,9 @@ class BaseSession:
         if self._config.operation_timeout_in_ms > 0:
             self._context.timeout_secs = self._config.operation_timeout_in_ms / 1000
         self._target = target
+        # a plan's steps may run in two streams (`tftk.client.streams`) unless the config asks for one
+        # inter-op thread; not in a cluster, whose connections each stream would share
+        self._streams_allowed = not target and self._config.inter_op_parallelism_threads != 1
         self._plans: dict[Any, executor.Plan] = {}
         self._step_times: dict[int, StepTimes] = {}  # id of a cached plan -> its measured steps
         self._plans_version = self._graph.version
@@ -149,7 +152,7 @@ class BaseSession:
         try:
             if run_metadata is not None:
                 return executor.run_traced(plan, feed_values, run_metadata_recorder(run_metadata))
-            if threads > 1 and step_times.runs > 0 and streams.profiling(plan):
+            if threads > 1 and step_times.runs > 0 and self._streams_allowed and streams.profiling(plan):
                 apply_thread_limits(1)  # the steps are timed as a stream runs them: each on one thread
                 outputs, split = streams.measure(plan, feed_values)
                 if split:

@@ -65,6 +65,7 @@ def dependencies(plan: Plan) -> list[set[int]] | None:
     reads_since: dict[str, list[int]] = {}
     last_stateful = None
     buffers = _Buffers(steps)
+    buffer_reads: dict[int, list[int]] = {}  # a buffer (its group's slot) -> the steps so far reading it
     for index, step in enumerate(steps):
         kind = registry.lookup(step.op.type)
         mine = deps[index]
@@ -91,8 +92,9 @@ def dependencies(plan: Plan) -> list[set[int]] | None:
                 mine.add(last_stateful)
             last_stateful = index
         if step.donor is not None:  # it overwrites the input: after every read of that buffer
-            group = buffers.find(step.inputs[step.donor])
-            mine.update(j for j in range(index) if any(buffers.find(s) == group for s in steps[j].inputs))
+            mine.update(buffer_reads.get(buffers.find(step.inputs[step.donor]), ()))
+        for slot in step.inputs:
+            buffer_reads.setdefault(buffers.find(slot), []).append(index)
         mine.discard(index)
         out_keys = write_keys | (read_keys if not kind.fresh else set())
         for slot in step.outputs:
@@ -119,7 +121,7 @@ class _Buffers:
 
     def find(self, slot: int) -> int:
         while self.parent.get(slot, slot) != slot:
-            slot = self.parent[slot]
+            self.parent[slot] = slot = self.parent.get(self.parent[slot], self.parent[slot])  # path halving
         return slot
 
 
