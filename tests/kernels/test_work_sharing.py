@@ -298,10 +298,12 @@ def _conv_graph():
 
 @pytest.fixture
 def two_thread_session(monkeypatch):
-    """A session whose steps run on 2 threads, the thread policy's measurement turned off."""
+    """A session whose steps run on 2 threads, the thread policy's measurement turned off (and one inter-op
+    stream: no step-by-step timed runs deciding a split, `tftk.client.streams`)."""
     monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
     graph, x, y, init = _conv_graph()
-    sess = tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=2))
+    sess = tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=2,
+                                                         inter_op_parallelism_threads=1))
     sess.run(init)
     yield sess, x, y
     sess.close()
@@ -324,7 +326,8 @@ def test_a_failing_piece_is_the_ops_error_and_the_next_step_runs(two_thread_sess
 
     monkeypatch.setattr(conv, "conv2d", fails_in_pieces)
     graph, x2, y2, init = _conv_graph()  # a new plan binds the patched kernel
-    with tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=2)) as failing:
+    config = tf.ConfigProto(intra_op_parallelism_threads=2, inter_op_parallelism_threads=1)
+    with tf.Session(graph=graph, config=config) as failing:
         failing.run(init)
         feed2 = {x2: feed[x]}
         failing.run(y2, feed2)  # one thread: the call is whole
@@ -383,7 +386,8 @@ def test_training_on_two_threads_follows_one_thread(monkeypatch):
             loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
             train = tf.train.GradientDescentOptimizer(0.05).minimize(loss)
             init = tf.global_variables_initializer()
-        with tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
+        config = tf.ConfigProto(intra_op_parallelism_threads=threads, inter_op_parallelism_threads=1)
+        with tf.Session(graph=graph, config=config) as sess:
             sess.run(init)
             losses[threads] = [sess.run([loss, train], {x: images, y: labels})[0] for _ in range(4)]
             assert work_sharing.workers() == threads  # the later steps were shared

@@ -20,7 +20,8 @@ from tftk.client import side_thread
 from tftk.client.plan import Action, Plan, Step
 from tftk.framework import errors
 
-__all__ = ["compile_plan", "compile_streams", "compile_timed", "plan_source", "slot_name", "unbound_slot", "uninitialized"]
+__all__ = ["compile_plan", "compile_streams", "compile_timed", "plan_source", "slot_name", "unbound_slot",
+           "uninitialized"]
 
 _counter = 0
 

@@ -12,21 +12,23 @@ How a plan is split:
 1. **Dependencies** (`dependencies`): between steps, data (a slot's producer before its readers),
    control inputs, each variable's writes against its reads (a read of a slot derived from the
    variable's storage waits for the last update before it in the plan; an update waits for the reads
-   and the update before it) and the order of stateful steps. Plans with cond guards are not split.
+   and the update before it), a donated buffer's overwrite after its other reads, and the order of
+   stateful steps. Plans with cond guards are not split.
 2. **Costs**: each step's seconds, measured in `PROFILE_RUNS` runs of the plan at one thread with a
    clock read after every step (`measure`, `codegen.compile_timed`: real runs, their results are the
    user's).
 3. **Schedule** (`schedule`): list scheduling by each step's longest path to the end (HEFT): a step
    goes to the stream where it would finish first, a wait on the other stream costing
    `SYNC_SECONDS`, and leaving the stream of the predecessor it waits for last costing that again
-   (its successors will likely wait for it there: fewer crossings than HEFT's greedy choice). Each stream runs its steps in the order of their simulated starts, a topological
-   order of both, so neither can wait for the other in a cycle.
+   (its successors will likely wait for it there: fewer crossings than HEFT's greedy choice). Each
+   stream runs its steps in the order of their simulated starts, a topological order of both, so
+   neither can wait for the other in a cycle.
 4. The split is kept when the simulated time is at most `MIN_GAIN` of the plan's serial time; the
    session then measures it against its other ways of running a 2-thread step
    (`tftk.client.threads`) and runs it only where it wins.
 
-A step that would write into an input's buffer (donation) is bound again without it when that
-buffer is read by the other stream. An error in either stream stops both: the other stream's next
+A step writing its result into an input's buffer (donation) waits for every other read of that
+buffer, in either stream (`dependencies`). An error in either stream stops both: the other stream's next
 wait raises, the caller waits for the helper's function to end, and the first error is raised.
 """
 

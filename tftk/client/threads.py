@@ -239,7 +239,8 @@ class StepTimes:
             mine = self.by_way[self.way]
             mine.append(seconds)
             del mine[:-PROBE_STEPS]
-            others = [_median(times) for way, times in self.by_way.items() if way != self.way and len(times) >= PROBE_STEPS]
+            others = [_median(times) for way, times in self.by_way.items()
+                      if way != self.way and len(times) >= PROBE_STEPS]
             if others and seconds > ABANDON * min(others):
                 mine.extend([seconds] * (PROBE_STEPS - len(mine)))  # collapsing: measured enough
         times = self.recent.setdefault(threads, [])
