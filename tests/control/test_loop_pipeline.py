@@ -14,8 +14,11 @@ from tftk.framework import errors
 from tftk.ops import loop_stages
 
 
+WIDTH = 256  # products big enough to be worth a second thread
+
+
 def _cut_of(body):
-    """The cut tftk makes of a while loop's body over (counter, [1, 4], [1, 4]) (None: not pipelined)."""
+    """The cut tftk makes of a while loop's body over (counter, [64, WIDTH] twice) (None: not pipelined)."""
     made = []
     original = loop_stages.cut
 
@@ -25,7 +28,7 @@ def _cut_of(body):
 
     graph = tf.Graph()
     with graph.as_default():
-        zeros = tf.zeros([1, 4])
+        zeros = tf.zeros([64, WIDTH])
         outs = tf.while_loop(lambda i, *rest: i < 5, body, (tf.constant(0), zeros, zeros))
         with tf.Session() as sess:
             loop_stages.cut, saved = spy, loop_stages.cut
@@ -36,20 +39,24 @@ def _cut_of(body):
     return made[0]
 
 
+def _weights():
+    return tf.constant(np.full((WIDTH, WIDTH), 0.01, np.float32))
+
+
 def _two_layers(i, a, b):
-    h1 = tf.tanh(tf.matmul(a, tf.ones([4, 4])))
-    h2 = tf.tanh(tf.matmul(b, tf.ones([4, 4])) + tf.matmul(h1, tf.ones([4, 4])))
+    h1 = tf.tanh(tf.matmul(a, _weights()))
+    h2 = tf.tanh(tf.matmul(b, _weights()) + tf.matmul(h1, _weights()))
     return i + 1, h1, h2
 
 
 def _one_layer(i, a, b):
-    h = tf.tanh(tf.matmul(a, tf.ones([4, 4])) + b)
+    h = tf.tanh(tf.matmul(a, _weights()) + b)
     return i + 1, h, h * 2.0
 
 
 def _random(i, a, b):
-    h1 = tf.tanh(tf.matmul(a, tf.ones([4, 4]))) + tf.random_normal([1, 4])
-    return i + 1, h1, tf.tanh(tf.matmul(b + h1, tf.ones([4, 4])))
+    h1 = tf.tanh(tf.matmul(a, _weights())) + tf.random_normal([64, WIDTH])
+    return i + 1, h1, tf.tanh(tf.matmul(b + h1, _weights()))
 
 
 @pytest.mark.parametrize("body, first_carries", [
@@ -70,14 +77,14 @@ def _rnn_step_values(threads, steps=4, seed=0, cells=2):
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(seed)
-        x = tf.placeholder(tf.float32, [8, 6, 5])
-        cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(7) for _ in range(cells)])
+        x = tf.placeholder(tf.float32, [32, 6, 16])  # products big enough to be worth a second thread
+        cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(128) for _ in range(cells)])
         outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
         loss = tf.reduce_mean(tf.square(outputs - 0.3))
         train = tf.train.AdamOptimizer(0.01).minimize(loss)
         init = tf.global_variables_initializer()
     rng = np.random.default_rng(seed)
-    feeds = [rng.random((8, 6, 5), dtype=np.float32) for _ in range(steps)]
+    feeds = [rng.random((32, 6, 16), dtype=np.float32) for _ in range(steps)]
     with tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
         sess.run(init)
         losses = [sess.run([train, loss], {x: feed})[1] for feed in feeds]
@@ -121,19 +128,19 @@ def _failing_loop(stage):
     iteration."""
     graph = tf.Graph()
     with graph.as_default():
-        table = tf.placeholder(tf.float32, [None, 4])
+        table = tf.placeholder(tf.float32, [None, WIDTH])
         n = tf.placeholder(tf.int32, [])
 
         def body(i, a, b):
             if stage == "first":  # layer 1's next value needs the row
-                h1 = tf.tanh(tf.matmul(a, tf.ones([4, 4])) + tf.gather(table, i, name="row")[None])
+                h1 = tf.tanh(tf.matmul(a, _weights()) + tf.gather(table, i, name="row")[None])
                 row = 0.0
             else:  # only layer 2's does (the table shifted by layer 2's state)
-                h1 = tf.tanh(tf.matmul(a, tf.ones([4, 4])))
-                row = tf.gather(table + b, i, name="row")[None]
-            return i + 1, h1, tf.tanh(tf.matmul(b + row, tf.ones([4, 4])) + tf.matmul(h1, tf.ones([4, 4])))
+                h1 = tf.tanh(tf.matmul(a, _weights()))
+                row = tf.gather(table + tf.reduce_sum(b) * 0.0, i, name="row")[None]
+            return i + 1, h1, tf.tanh(tf.matmul(b + row, _weights()) + tf.matmul(h1, _weights()))
 
-        zeros = tf.zeros([1, 4])
+        zeros = tf.zeros([64, WIDTH])
         out = tf.while_loop(lambda i, a, b: i < n, body, (tf.constant(0), zeros, zeros))[2]
     return graph, table, n, out
 
@@ -142,7 +149,7 @@ def _failing_loop(stage):
 def test_an_error_in_either_stage_ends_the_loop_and_the_next_run_is_whole(stage, pipelined):
     graph, table, n, out = _failing_loop(stage)
     with tf.Session(graph=graph) as sess:
-        feed = {table: np.ones((3, 4), np.float32)}
+        feed = {table: np.ones((3, WIDTH), np.float32)}
         expected = sess.run(out, {**feed, n: 3})
         side_thread.allow_pipelines(True)
         try:

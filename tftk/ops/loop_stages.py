@@ -11,9 +11,9 @@ variables of the same set (a prefix of the carried variables' dependency order, 
 components) make stage 1 with every op they need; everything else is stage 2, which reads the values
 stage 1 made (`cross`). Stage 1 of iteration t+1 then only waits for stage 1 of iteration t, and the
 While kernels (`tftk.ops.while_loop`) run stage 1 on the calling thread and stage 2 on the helper
-beside it. Of the possible cuts the most even one is taken, judged by a weight per op (products and
-convolutions `HEAVY`); a cut whose smaller stage weighs less than `MIN_SHARE` of the body gains too
-little for the hand-over of every iteration's values. Bodies with stateful ops (random numbers,
+beside it. Of the possible cuts the most even one is taken, judged by each op's cost estimated from
+its shapes (`_op_weight`); a cut whose smaller stage weighs less than `MIN_SHARE` of the body gains
+too little for the hand-over of every iteration's values, as does one under `MIN_STAGE_MICROSECONDS`. Bodies with stateful ops (random numbers,
 assignments: their order would change), cond branches or control inputs are not cut.
 """
 
@@ -29,10 +29,12 @@ from tftk.framework.ops import Operation, Tensor
 __all__ = ["Stages", "cut", "reads", "Pipeline", "MIN_SHARE"]
 
 MIN_SHARE = 0.2
-# the weight of ops holding products (the rest weigh 1): a fused cell holds its gates' product
-HEAVY = {"MatMul": 10, "BatchMatMul": 10, "BatchMatMulV2": 10, "Conv2D": 20, "Conv2DBackpropInput": 20,
-         "Conv2DBackpropFilter": 20, "LSTMBlockCell": 10, "LSTMBlockCellGrad": 10, "GRUBlockCell": 20,
-         "GRUBlockCellGrad": 20}
+MIN_STAGE_MICROSECONDS = 30.0  # a stage shorter than an iteration's hand-over to the helper (20-50 us) gains nothing
+CALL_COST = 3.0  # what any op costs (microseconds): the Python of a kernel call in a plan
+FLOPS_PER_US = 5e4  # a float32 product's speed on one core (50 GFLOP/s)
+ELEMENTS_PER_US = 1e3  # an element-wise kernel's (about 1 ns an element)
+UNKNOWN_DIM = 32  # what an unknown dimension counts as
+_CELL_WEIGHTS = {"LSTMBlockCell": (3,), "GRUBlockCell": (2, 3)}  # the inputs holding a fused cell's weights
 
 
 @dataclass
@@ -67,25 +69,52 @@ def reads(outputs: Sequence[Tensor], placeholders: Sequence[Tensor]) -> set[int]
     return {k for k, placeholder in enumerate(placeholders) if placeholder in used}
 
 
-def _op_weight(op: Operation) -> int:
-    """An op's share of an iteration's work: constants and aliases none, products `HEAVY`, the rest 1."""
-    return 0 if registry.lookup(op.type).inline is not None else HEAVY.get(op.type, 1)
+def _dims(tensor: Tensor) -> list[int]:
+    shape = tensor.shape
+    return [] if shape.ndims is None else [UNKNOWN_DIM if d is None else d for d in shape.as_list()]
 
 
-def _weight(ops: set[Operation]) -> int:
-    return sum(_op_weight(op) for op in ops)
+def _size(tensor: Tensor) -> int:
+    size = 1
+    for d in _dims(tensor) or [UNKNOWN_DIM]:
+        size *= d
+    return size
 
 
-def _balance(first_ops: set[Operation], body_ops: set[Operation], available: set[Tensor]) -> None:
+def _op_weight(op: Operation) -> float:
+    """An op's estimated share of an iteration's time (microseconds): constants and aliases nothing,
+    products by their flops, fused cells by their gates' product, the rest by the elements they make."""
+    if registry.lookup(op.type).inline is not None:
+        return 0.0
+    elements = sum(_size(t) for t in op.outputs)
+    flops = 0.0
+    if op.type in ("MatMul", "BatchMatMul", "BatchMatMulV2") and len(_dims(op.inputs[0])) >= 2:
+        a = _dims(op.inputs[0])
+        inner = a[-2] if op.attrs.get("transpose_a") or op.attrs.get("adj_x") else a[-1]
+        flops = 2.0 * elements * inner
+    elif op.type in _CELL_WEIGHTS:  # the gates' products: batch x each weight matrix
+        batch = (_dims(op.inputs[0]) or [UNKNOWN_DIM])[0]
+        flops = 2.0 * batch * sum(_size(op.inputs[i]) for i in _CELL_WEIGHTS[op.type] if i < len(op.inputs))
+    return CALL_COST + flops / FLOPS_PER_US + elements / ELEMENTS_PER_US
+
+
+def _weight(ops: set[Operation], halves: set[Operation] = frozenset()) -> float:
+    """The ops' weight; a product in `halves` is computed half in each stage (`_shared_products`)."""
+    return sum(_op_weight(op) * (0.5 if op in halves else 1.0) for op in ops)
+
+
+def _balance(first_ops: set[Operation], body_ops: set[Operation], available: set[Tensor],
+             shared: set[Operation] = frozenset(), pinned: set[Operation] = frozenset()) -> None:
     """Move ops of stage 2 that read only what stage 1 has into stage 1 while that evens the stages: a
     2-layer LSTM's gradient body needs only layer 2's backward step for the next iteration, but layer
     2's weight-gradient product can run beside it rather than with all of layer 1's backward step.
-    `available`: the fed inputs stage 1 holds current values of."""
-    first, second = _weight(first_ops), _weight(body_ops - first_ops)
+    `available`: the fed inputs stage 1 holds current values of; `pinned`: ops that stay in stage 2."""
+    first = _weight(first_ops, shared)
+    second = _weight(body_ops - first_ops, shared) + _weight(shared, shared)
     moved = True
     while moved:
         moved = False
-        for op in sorted(body_ops - first_ops, key=lambda o: o.id):
+        for op in sorted(body_ops - first_ops - pinned, key=lambda o: o.id):
             weight = _op_weight(op)
             if first + weight <= second - weight and all(t in available or t.op in first_ops for t in op.inputs):
                 first_ops.add(op)
@@ -153,7 +182,7 @@ def cut(carried: Sequence[tuple[Tensor, Tensor]], outputs: Sequence[Tensor], sto
         stages = _stages(carried, outputs, stops, chosen, body_ops)
         if stages is not None and (best is None or max(stages.weights) < max(best.weights)):
             best = stages
-    if best is None or min(best.weights) < MIN_SHARE * sum(best.weights):
+    if best is None or min(best.weights) < max(MIN_SHARE * sum(best.weights), MIN_STAGE_MICROSECONDS):
         return None
     return best
 
@@ -161,16 +190,38 @@ def cut(carried: Sequence[tuple[Tensor, Tensor]], outputs: Sequence[Tensor], sto
 def _stages(carried, outputs, stops, chosen: set[int], body_ops: set[Operation]) -> Stages | None:
     """The stages where the carried values `chosen` (and all they need) are stage 1's."""
     first_ops = _ancestors([carried[k][1] for k in chosen], stops)
+    shared = _shared_products(first_ops, body_ops)
+    pinned = {reader for product in shared for reader in _readers(product, body_ops) if reader not in first_ops}
     # stage 1 has every input of an iteration but the loop values stage 2 carries: those it holds stale
-    _balance(first_ops, body_ops, stops - {carried[k][0] for k in range(len(carried)) if k not in chosen})
+    _balance(first_ops, body_ops, stops - {carried[k][0] for k in range(len(carried)) if k not in chosen},
+             shared, pinned)
     first_outputs = {carried[k][1] for k in chosen}
     first = [i for i, t in enumerate(outputs) if t in first_outputs or (t not in stops and t.op in first_ops)]
     second = [i for i in range(len(outputs)) if i not in first]
-    second_ops = _ancestors([outputs[i] for i in second], stops) - first_ops
-    cross = list(dict.fromkeys(t for op in second_ops for t in op.inputs if t not in stops and t.op in first_ops))
+    only_first = first_ops - shared
+    second_ops = _ancestors([outputs[i] for i in second], stops) - only_first
+    cross = list(dict.fromkeys(t for op in second_ops for t in op.inputs if t not in stops and t.op in only_first))
     if not second_ops or not first_ops:
         return None
-    return Stages(first, second, cross, (_weight(first_ops), _weight(second_ops)))
+    return Stages(first, second, cross, (_weight(first_ops, shared), _weight(second_ops, shared)))
+
+
+def _readers(op: Operation, body_ops: set[Operation]) -> list[Operation]:
+    return [reader for t in op.outputs for reader in t.consumers() if reader in body_ops]
+
+
+def _shared_products(first_ops: set[Operation], body_ops: set[Operation]) -> set[Operation]:
+    """Products of stage 1 read through two slices, one for each stage: each stage computes only its
+    slice's columns (the plans fuse a product with its one slice, `MatMulStridedSlice`). A 2-layer
+    LSTM's gradient multiplies layer 2's gate gradients by its weights once for [dx, dh]: dh carries
+    layer 2's recursion (stage 1), dx is layer 1's (stage 2)."""
+    shared = set()
+    for op in first_ops:
+        readers = _readers(op, body_ops)
+        if len(op.outputs) == 1 and len(readers) == 2 and registry.fusion(op.type, "StridedSlice") is not None \
+                and all(r.type == "StridedSlice" for r in readers) and sum(r in first_ops for r in readers) == 1:
+            shared.add(op)
+    return shared
 
 
 class Pipeline:
