@@ -166,6 +166,15 @@ def _bind_while(op, ctx):
                 return None
             return current + [s[t] for s in sliced]
 
+        stacks: list[list] = [[] for _ in range(n_st)]
+
+        def take(body_inputs: list, out: tuple) -> list:
+            """Keep an iteration's loop values and intermediates for the gradient, its stacked rows."""
+            history.append((body_inputs[:n], out[n + n_st:]))
+            for k in range(n_st):
+                stacks[k].append(out[n + k])
+            return list(out[:n])
+
         iterations = None
         if pipeline is not None and (begin := iteration(0, values)) is not None:
             walk = {"t": 0, "values": values}
@@ -176,32 +185,22 @@ def _bind_while(op, ctx):
                 return iteration(walk["t"], walk["values"])
 
             iterations = pipeline.run(body_caps, begin, advance)
-        if iterations is None:
-            iterations = _serial(body_plan, prepare_body(*body_caps), iteration(0, values),
-                                 lambda t, out: iteration(t, list(out[:n])))
-        stacks: list[list] = [[] for _ in range(n_st)]
-        for body_inputs, out in iterations:
-            history.append((body_inputs[:n], out[n + n_st:]))
-            values = list(out[:n])
-            for k in range(n_st):
-                stacks[k].append(out[n + k])
+        if iterations is None:  # on this thread alone (the loop as it always ran, in one tight loop)
+            prepared = prepare_body(*body_caps)
+            t = 0
+            while (limit is None or t < limit) and cond_plan(*values, *cond_caps)[0]:
+                body_inputs = values + [s[t] for s in sliced]
+                values = take(body_inputs, body_plan(*body_inputs, *prepared))
+                t += 1
+        else:
+            for body_inputs, out in iterations:
+                values = take(body_inputs, out)
         results = values + [np.stack(s) if s else np.zeros((0,) + tuple(d or 0 for d in sh.as_list()[1:]), dt)
                             for s, (dt, sh) in zip(stacks, stacked_shapes)]
         return tuple(results) if len(results) > 1 else results[0]
 
     kernel.pipelines = pipeline is not None
     return kernel
-
-
-def _serial(plan: Callable, prepared: tuple, begin: list | None, following: Callable) -> Any:
-    """The iterations of a loop body run on this thread: (inputs, outputs) of each, from the inputs
-    `begin` (None: no iteration), each next iteration's from `following(t, outputs)` (None: the end)."""
-    t, inputs = 0, begin
-    while inputs is not None:
-        out = plan(*inputs, *prepared)
-        yield inputs, out
-        t += 1
-        inputs = following(t, out)
 
 
 def _pipeline(ctx, graph: FuncGraph, inputs: list, invariants: list, outputs: list, carried: list,
@@ -325,6 +324,14 @@ def _bind_while_grad(op, ctx):
             values, kept = history[t]
             return [*values, *[s[t] for s in sliced], *grads, *[s[t] for s in stacked], *[kept[k] for k in saved_at]]
 
+        def take(t: int, out: tuple) -> list:
+            """Keep iteration t's gradients of data rows and captures; the loop gradients it made."""
+            for grad, row in zip(row_grads, out[n_loop:n_loop + n_made_rows]):
+                grad[t] = row
+            for total, g in zip(cap_grads, out[n_loop + n_made_rows:]):
+                np.add(total, g, out=total)
+            return list(out[:n_loop])
+
         iterations = None
         if pipeline is not None and last >= 0:
             walk = {"t": last, "grads": loop_grads}
@@ -335,16 +342,13 @@ def _bind_while_grad(op, ctx):
                 return iteration(walk["t"], walk["grads"])
 
             iterations = pipeline.run(body_caps, iteration(last, loop_grads), advance)
-        if iterations is None:
-            iterations = _serial(plan, prepare(*body_caps), iteration(last, loop_grads),
-                                 lambda step, out: iteration(last - step, list(out[:n_loop])))
-        for step, (_, out) in enumerate(iterations):
-            t = last - step
-            loop_grads = list(out[:n_loop])
-            for grad, row in zip(row_grads, out[n_loop:n_loop + n_made_rows]):
-                grad[t] = row
-            for total, g in zip(cap_grads, out[n_loop + n_made_rows:]):
-                np.add(total, g, out=total)
+        if iterations is None:  # on this thread alone
+            prepared = prepare(*body_caps)
+            for t in range(last, -1, -1):
+                loop_grads = take(t, plan(*iteration(t, loop_grads), *prepared))
+        else:
+            for step, (_, out) in enumerate(iterations):
+                loop_grads = take(last - step, out)
         results: list = loop_grads + [None] * (n_rows + len(float_caps))
         for k, grad in zip(rows_made, row_grads):
             results[n_loop + k] = grad
