@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tftk.client import codegen, side_thread
-from tftk.client.plan import Action, Plan, state_name, variable_of
+from tftk.client.plan import Action, FusedOp, Plan, PlanOp, state_name, variable_of
 from tftk.framework import registry
 
 __all__ = ["dependencies", "schedule", "Schedule", "Splitting", "profiling", "measure", "split", "PROFILE_RUNS",
@@ -129,10 +129,9 @@ class _Buffers:
 
 def _graph_ops(op: Any) -> list:
     """The graph ops a step's op stands for (a fused pair's both, a plan-only op's original)."""
-    if hasattr(op, "producer") and hasattr(op, "consumer"):
+    if isinstance(op, FusedOp):
         return _graph_ops(op.producer) + _graph_ops(op.consumer) + [op]
-    like = op.__dict__.get("like") if hasattr(op, "__dict__") else None
-    return ([like] if like is not None else []) + [op]
+    return _graph_ops(op.like) + [op] if isinstance(op, PlanOp) else [op]
 
 
 @dataclass
