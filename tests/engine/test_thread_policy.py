@@ -253,12 +253,13 @@ def test_a_thread_whose_blas_setting_is_ignored_shares_nothing(monkeypatch):
     ({"share": 0.040, "blas": 0.036}, "blas"),  # deep-MNIST: BLAS's threads on its big products may win
 ])
 def test_a_sharing_plan_measures_both_ways_of_running_two_threads(mode_seconds, settles_on):
-    times = threads.StepTimes()
-    times.record(2, 1.0, 0.0, shared=True)  # the first run: learns that the plan shares
+    times, clock = threads.StepTimes(), 1.0
+    times.record(2, 1.0, clock, shared=True)  # the first run: learns that the plan shares
     used = []
     for _ in range(300):
         mode = times.choose_way()
-        times.record(2, mode_seconds[mode], 0.0, shared=True)
+        clock += mode_seconds[mode]
+        times.record(2, mode_seconds[mode], clock, shared=True)
         used.append(mode)
     probe = threads.PROBE_STEPS
     assert used[:2 * probe] == ["share"] * probe + ["blas"] * probe
@@ -280,7 +281,9 @@ def test_re_measuring_the_slower_way_does_not_drop_a_thread(step_seconds, settle
 
 
 def _settles_on(step_seconds, expected, warm_up=(), steps=600):
-    """Whether >= 90% of a sharing plan's steps after the first probes run as `expected`; `warm_up`: the
+    """Whether >= 85% of a sharing plan's steps after the first probes run as `expected` (a re-measurement
+    of another way does not count its steps in the first BLAS_SPIN_SECONDS after a BLAS-way step, so it
+    runs a few more); `warm_up`: the
     first shared steps' seconds instead of their step_seconds. A plan with a (2, "split") time splits."""
     times, clock, used, warm_up = threads.StepTimes(), 0.0, [], list(warm_up)
     if (2, "split") in step_seconds:
@@ -293,7 +296,7 @@ def _settles_on(step_seconds, expected, warm_up=(), steps=600):
         times.record(n, seconds, clock, shared=True)
         used.append(key)
     later = used[1 + 2 * threads.PROBE_STEPS:]
-    return later.count(expected) >= 0.9 * len(later)
+    return later.count(expected) >= 0.85 * len(later)
 
 
 def test_a_way_that_lost_while_warming_up_is_measured_again():
@@ -303,12 +306,35 @@ def test_a_way_that_lost_while_warming_up_is_measured_again():
 
 
 def test_a_collapsing_way_is_measured_one_step_at_a_time():
-    times = threads.StepTimes()
-    times.record(2, 1.0, 0.0, shared=True)
+    times, clock = threads.StepTimes(), 1.0
+    times.record(2, 1.0, clock, shared=True)
     used = []
     for _ in range(400):
         mode = times.choose_way()
-        times.record(2, {"share": 0.015, "blas": 0.300}[mode], 0.0, shared=True)  # BLAS's barriers collapse
+        seconds = {"share": 0.015, "blas": 0.300}[mode]  # BLAS's barriers collapse
+        clock += seconds
+        times.record(2, seconds, clock, shared=True)
         used.append(mode)
     later = used[2 * threads.PROBE_STEPS:]
     assert later.count("blas") == len(later) // threads.MODE_RECHECK_STEPS  # one step per re-measurement
+
+
+def test_steps_beside_blas_spinning_worker_do_not_judge_a_way():
+    """After a BLAS-way step OpenBLAS's worker spins on the second core for ~0.1 s: the tutorial's shared
+    steps then took 36 ms against 23-24 (and lost every re-measurement); those steps are not counted."""
+    times, clock, used = threads.StepTimes(), 0.0, []
+    times.add_way("share")
+    last_blas = -1.0
+    for _ in range(1500):
+        n = times.choose(2, clock)
+        way = times.choose_way() if n == 2 else None
+        seconds = {None: 0.0316, "blas": 0.0264, "share": 0.0234}[way]
+        if way == "share" and clock - last_blas < threads.BLAS_SPIN_SECONDS:
+            seconds = 0.036
+        clock += seconds
+        if way == "blas":
+            last_blas = clock
+        times.record(n, seconds, clock)
+        used.append(way)
+    later = used[100:]
+    assert later.count("share") >= 0.8 * len(later)

@@ -68,6 +68,12 @@ SHARED_MARGIN = 0.97
 BLAS, SHARE, SPLIT = "blas", "share", "split"
 WAY_MARGIN = {BLAS: MARGIN, SHARE: SHARED_MARGIN, SPLIT: SHARED_MARGIN}
 ABANDON = 2.0  # a probe ends at its first step this many times slower than the other count's median
+# OpenBLAS's worker spins this long after a product it shared (2^28 cycles): a step of another way
+# starting sooner shares the second core with it. Measured on the deep-MNIST tutorial's 2-thread step:
+# shared 23-24 ms, but 36 ms in the three steps after a BLAS-way step, so every re-measurement of the
+# shared way lost, to one thread too; not counting those steps, 863 of 1,000 steps ran shared instead
+# of 73, and the 1,000 steps took 26.1 s instead of 28.4.
+BLAS_SPIN_SECONDS = 0.1
 MODE_RECHECK_STEPS = 64  # a plan with several ways of running 2 threads measures a slower one again this often
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state = {"at": -1.0, "others": 0.0}
@@ -151,6 +157,7 @@ class StepTimes:
         self.by_way: dict[str, list[float]] = {BLAS: []}
         self._mode_steps = 0
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
+        self._spin_until = 0.0  # the end of the last BLAS-way step plus BLAS_SPIN_SECONDS
 
     def add_way(self, way: str) -> None:
         """Let the plan's multi-thread steps also run `way`: the next ones run it, measuring it."""
@@ -235,6 +242,10 @@ class StepTimes:
         self.runs += 1
         if self.runs == 1:
             return
+        if threads > 1 and self.way == BLAS:
+            self._spin_until = now + BLAS_SPIN_SECONDS
+        elif threads > 1 and now - seconds < self._spin_until:
+            return  # BLAS's worker still spun on the second core: says nothing of this way
         if threads > 1 and len(self.ways) > 1 and not first_sharing:
             mine = self.by_way[self.way]
             mine.append(seconds)
