@@ -234,11 +234,13 @@ def _as_tuple(result: Any) -> tuple[np.ndarray, ...]:
     return result if isinstance(result, tuple) else (result,)
 
 
-def stacked(ranges: Sequence[tuple[int, int]], piece: Callable[[int, int], Any]) -> Any:
-    """``piece(b0, b1)``'s arrays (one, or a tuple) for each range, stacked along axis 0 in range order.
+def stacked(ranges: Sequence[tuple[int, int]], piece: Callable[[int, int], Any], axis: int = 0) -> Any:
+    """``piece(b0, b1)``'s arrays (one, or a tuple) for each range, stacked along `axis` in range order.
 
-    Each piece's rows are copied into the result by the thread that computed them (the first piece
-    committed allocates it). At one worker (or one range) ``piece`` runs once over all the rows."""
+    Each piece's part is copied into the result by the thread that computed it (the first piece
+    committed allocates it): a piece computed again for a late helper never writes into the result
+    while the other is still computing it. At one worker (or one range) ``piece`` runs once over all
+    of it."""
     if len(ranges) == 1 or workers() < 2:
         return piece(ranges[0][0], ranges[-1][1])
     total = ranges[-1][1] - ranges[0][0]
@@ -249,10 +251,10 @@ def stacked(ranges: Sequence[tuple[int, int]], piece: Callable[[int, int], Any])
         parts = _as_tuple(parts)
         with lock:
             if not out:
-                out.append(tuple(np.empty((total,) + p.shape[1:], p.dtype) for p in parts))
-        b0, b1 = ranges[index]
+                out.append(tuple(np.empty(p.shape[:axis] + (total,) + p.shape[axis + 1:], p.dtype) for p in parts))
+        where = (slice(None),) * axis + (slice(*ranges[index]),)
         for whole, part in zip(out[0], parts):
-            whole[b0:b1] = part
+            whole[where] = part
 
     run(len(ranges), lambda index: piece(*ranges[index]), commit)
     return out[0] if len(out[0]) > 1 else out[0][0]
