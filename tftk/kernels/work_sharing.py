@@ -9,9 +9,10 @@ scheduled takes none and the caller does them all, and one descheduled while it 
 overtaken (the caller computes that piece too once it is late; the first result is kept). There is
 no per-call barrier on a thread that never started.
 
-Who uses it: the ops layer cuts a convolution call over its batch (`batch_ranges`: pieces of about
-`PIECE_FLOPS`), runs the pieces with `stacked` (results written into one array) or `summed` (partial
-results added in piece order, so the sum does not depend on which thread ran which piece). Max
+Who uses it: the ops layer cuts a convolution call over its batch, and a big 2-D product along its
+longer output side (`batch_ranges`: pieces of about `PIECE_FLOPS`), runs the pieces with `stacked`
+(results written into one array) or `summed` (partial results added in piece order, so the sum does
+not depend on which thread ran which piece). Max
 pooling was cut the same way and dropped: a piece's result copied into the whole and its arg-maxes
 moved by the piece's offset doubled these memory-bound calls (LeNet's 0.24 ms MaxPool: 0.41 ms of CPU
 in 3 pieces, its 0.19 ms gradient 0.38 ms), more than a second core could win back. The
