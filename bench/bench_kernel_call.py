@@ -41,7 +41,7 @@ def main() -> None:
     flat = [np.ones(4, np.float32) for _ in range(4)]
     scalars = tuple(np.float32(s) for s in (1e-3, 0.1, 0.001, 1e-8))
     cases = {"relu_grad (3 arrays)": (elementwise, "_relu_grad", (g, y, out)),
-             "adam_dense (bool, 4 arrays, 4 f4)": (optim, "_adam_dense", (False, *flat, *scalars))}
+             "adam_dense (4 arrays, 4 f4)": (optim, "_adam_dense", (*flat, *scalars))}
     print(f"load average {os.getloadavg()[0]:.2f} (1 min); per call, microseconds (CPU seconds in brackets)")
     print(f"{'kernel':36}{'tftk (AOT)':>12}{'Numba':>10}{'bare AOT':>10}{'keyed':>10}{'tftk/Numba':>12}"
           f"{'keyed/Numba':>12}")

@@ -154,25 +154,26 @@ def test_a_batched_product_read_through_a_slice():
     np.testing.assert_allclose(got, (value @ value.transpose(0, 2, 1))[:, 1:, :2], rtol=1e-12)
 
 
-def _conv_bias(dtype, channels_in, channels_out, relu):
+def _conv_bias(dtype, channels_in, channels_out, relu, add=tf.nn.bias_add, bias_shape=None):
     rng = np.random.default_rng(channels_in)
     x = tf.placeholder(dtype, [None, 9, 7, channels_in])
     w = tf.constant(rng.standard_normal((5, 3, channels_in, channels_out)).astype(dtype))
-    b = tf.constant(rng.standard_normal(channels_out).astype(dtype))
+    b = tf.constant(rng.standard_normal(bias_shape or channels_out).astype(dtype))
     conv = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
-    y = tf.nn.bias_add(conv, b)
+    y = add(conv, b)
     feed = {x: rng.standard_normal((2, 9, 7, channels_in)).astype(dtype)}
     return conv, (tf.nn.relu(y) if relu else y), feed
 
 
+@pytest.mark.parametrize("add", [tf.nn.bias_add, tf.add], ids=["bias_add", "add"])  # `conv + b`: Add
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("relu", [True, False])
 @pytest.mark.parametrize("channels_in,channels_out,exact", [
     (1, 16, False),  # conv_one_channel: bias and ReLU inside the convolution, another summation order
     (2, 4, True),    # im2col + BLAS, then the bias (and ReLU) in place: the unfused ops' bits
 ])
-def test_conv2d_bias_add_relu_chain_is_fused(dtype, relu, channels_in, channels_out, exact):
-    _, y, feed = _conv_bias(dtype, channels_in, channels_out, relu)
+def test_conv2d_bias_add_relu_chain_is_fused(dtype, relu, channels_in, channels_out, exact, add):
+    _, y, feed = _conv_bias(dtype, channels_in, channels_out, relu, add)
     with tf.Session() as sess:
         fused = sess.run(y, feed)
         types = _plan_types(sess)
@@ -185,6 +186,85 @@ def test_conv2d_bias_add_relu_chain_is_fused(dtype, relu, channels_in, channels_
         tol = 1e-5 if dtype == np.float32 else 1e-12
         np.testing.assert_allclose(fused, unfused, rtol=tol, atol=tol)
     assert not relu or (fused >= 0).all()
+
+
+@pytest.mark.parametrize("relu", [True, False])
+@pytest.mark.parametrize("bias_shape", [(1, 1, 7, 4), (2, 9, 7, 4), (3, 1, 1, 1, 4)])
+def test_conv2d_plus_any_broadcast_value_fused_gives_the_add(bias_shape, relu):
+    """An Add's second input need not be a bias: one the convolution's output holds is added in place,
+    one that broadcasts the output up (a new leading axis) gives a new array; the unfused values."""
+    _, y, feed = _conv_bias(np.float64, 2, 4, relu, tf.add, bias_shape)
+    with tf.Session() as sess:
+        fused = sess.run(y, feed)
+        assert "Conv2DBiasAdd" + ("Relu" if relu else "") in _plan_types(sess)
+        unfused = _traced(sess, y, feed)
+    assert fused.shape == unfused.shape
+    np.testing.assert_array_equal(fused, unfused)
+
+
+@pytest.mark.parametrize("channels_in", [1, 2])
+@pytest.mark.parametrize("add", [tf.nn.bias_add, tf.add], ids=["bias_add", "add"])
+def test_conv_plus_bias_relu_gradients_fused_equal_the_unfused(add, channels_in):
+    """`relu(conv2d(x, w) + b)` trains through the fused kernel: nothing reads the convolution's shape
+    (the Add's gradient needs no sum for it), and the gradients are the unfused plan's."""
+    conv, y, feed = _conv_bias(np.float64, channels_in, 4, True, add)
+    x = next(iter(feed))
+    w, b = conv.op.inputs[1], y.op.inputs[0].op.inputs[1]
+    loss = tf.reduce_sum(y * y)
+    grads = tf.gradients(loss, [x, w, b])
+    assert not [op for op in tf.get_default_graph().get_operations() if op.type == "Shape" and conv in op.inputs]
+    with tf.Session() as sess:
+        fused = sess.run([loss] + grads, feed)
+        assert "Conv2DBiasAddRelu" in _plan_types(sess)
+        unfused = _traced(sess, [loss] + grads, feed)
+    for got, expected in zip(fused, unfused):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def _two_conv_layers(add):
+    """The tutorial's two layers `relu(conv2d(h, w) + b)`, variables created as it does, and the Adam step."""
+    rng = np.random.default_rng(4)
+    x = tf.placeholder(tf.float64, [None, 8, 8, 1])
+    h = x
+    for shape in ([3, 3, 1, 4], [3, 3, 4, 6]):
+        w = tf.Variable(rng.standard_normal(shape) * 0.3)
+        h = tf.nn.relu(add(tf.nn.conv2d(h, w, [1, 1, 1, 1], "SAME"), tf.Variable(np.full(shape[-1], 0.1))))
+        h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    loss = tf.reduce_sum(h * h)
+    return x, loss, tf.train.AdamOptimizer(0.01).minimize(loss)
+
+
+@pytest.mark.parametrize("add", [tf.nn.bias_add, tf.add], ids=["bias_add", "add"])
+def test_a_second_conv_layer_fuses_behind_the_shape_its_input_gradient_reads(add):
+    """The gradient's Shape of the second layer's input sits between its Conv2D and the add in the order:
+    the add moves up past it (it computes nothing the add reads and changes no state). Training
+    through the fused plan gives the unfused (traced) plan's losses."""
+    x, loss, train = _two_conv_layers(add)
+    feed = {x: np.random.default_rng(5).standard_normal((3, 8, 8, 1))}
+    losses = {}
+    for traced in (False, True):
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            run = (lambda f: _traced(sess, f, feed)) if traced else (lambda f: sess.run(f, feed))
+            losses[traced] = [run([loss, train])[0] for _ in range(3)]
+            if not traced:
+                assert _plan_types(sess).count("Conv2DBiasAddRelu") == 2
+    np.testing.assert_allclose(losses[False], losses[True], rtol=1e-12)
+
+
+def test_an_add_does_not_move_up_past_an_op_that_changes_state():
+    """Hand-ordered: a variable update between the convolution and the add reading that variable."""
+    x = tf.placeholder(tf.float64, [None, 4, 4, 1])
+    b = tf.Variable(np.zeros(2))
+    conv = tf.nn.conv2d(x, tf.constant(np.ones((1, 1, 1, 2))), [1, 1, 1, 1], "SAME")
+    update = tf.assign_add(b, np.ones(2))
+    y = conv + b
+    ops = executor.order(executor.prune([y, update], [], {x}), {x})
+    between = [op for op in ops if op is update.op]
+    rest = [op for op in ops if op not in (conv.op, y.op, update.op)]
+    for middle, fused in ((between, False), ([], True)):
+        plan_ops = executor.fuse_ops(rest + [conv.op] + middle + [y.op], [y, update], {x})
+        assert any(isinstance(op, executor.FusedOp) for op in plan_ops) is fused
 
 
 def test_no_conv2d_bias_fusion_when_the_convolution_is_fetched():

@@ -167,21 +167,6 @@ def test_dense_matches_reference(case, shape, dtype):
         np.testing.assert_allclose(slots[name], want_slots[name], **TOL[dtype], err_msg=name)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_parallel_path_matches_reference(case, monkeypatch):
-    """With the threshold lowered, the prange branch runs (dense, and sparse Adam): same numbers."""
-    monkeypatch.setattr(optim, "_PARALLEL_MIN", 1)
-    shape = (33, 5)
-    var, slots = _fresh(case, shape, np.float64)
-    grads = [np.random.default_rng(t).standard_normal(shape) for t in range(2)]
-    want_var, want_slots = _run_reference(case, var, slots, grads)
-    for t, g in enumerate(grads, start=1):
-        case.dense(var, slots, g, case.hyper(t))
-    np.testing.assert_allclose(var, want_var, **TOL[np.float64])
-    for name in slots:
-        np.testing.assert_allclose(slots[name], want_slots[name], **TOL[np.float64], err_msg=name)
-
-
 def _sparse_reference(case, var, slots, steps):
     """TF1's sparse semantics from the definition: sum duplicates, then either every row steps
     (Adam) or only the named rows do."""
@@ -227,11 +212,9 @@ def test_sparse_matches_tf1_semantics(case, shape, dtype):
             np.testing.assert_array_equal(slots[name][untouched], before[1][name])
 
 
-@pytest.mark.parametrize("parallel_min", [optim._PARALLEL_MIN, 1])
 @pytest.mark.parametrize("name", ["sgd", "adagrad", "adam"])
-def test_sparse_equals_dense_on_scattered_gradient(name, parallel_min, monkeypatch):
-    """Where TF1's semantics make them equal, sparse and dense agree bit for bit (serial and parallel)."""
-    monkeypatch.setattr(optim, "_PARALLEL_MIN", parallel_min)
+def test_sparse_equals_dense_on_scattered_gradient(name):
+    """Where TF1's semantics make them equal, sparse and dense agree bit for bit."""
     case = CASES[IDS.index(name)]
     shape = (8, 3)
     var_s, slots_s = _fresh(case, shape, np.float64)

@@ -1,6 +1,7 @@
 """The work-sharing pool: every piece once, on the caller and at most one helper; errors handed back; a
 blocked helper costs nothing; fork and session close leave no helper behind; conv calls cut in pieces
-give the one-call results (the same bits, the filter gradient's piece sums to float tolerance)."""
+give the one-call results (the same bits, the filter gradient's piece sums to float tolerance), and so
+do matrix products cut along an output side."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import tftk as tf
 from tftk.framework import errors
 from tftk.kernels import work_sharing
-from tftk.ops import conv_pool_ops
+from tftk.ops import conv_pool_ops, math_ops
 
 
 @pytest.fixture
@@ -174,6 +175,8 @@ def test_stacked_and_summed_combine_the_pieces_in_order(pieces, two_workers):
     y, index = work_sharing.stacked(pieces, lambda b0, b1: (rows[b0:b1] * 2, np.arange(b0, b1)))
     np.testing.assert_array_equal(y, rows * 2)
     np.testing.assert_array_equal(index, np.arange(9))
+    columns = work_sharing.stacked(pieces, lambda c0, c1: rows.T[:, c0:c1] + 1, axis=1)
+    np.testing.assert_array_equal(columns, rows.T + 1)
     np.testing.assert_array_equal(work_sharing.summed(pieces, lambda b0, b1: rows[b0:b1].sum(axis=0)),
                                   sum(rows[b0:b1].sum(axis=0) for b0, b1 in pieces))
 
@@ -253,6 +256,49 @@ def test_conv_calls_cut_in_pieces_give_the_one_call_results(case, monkeypatch):
         tolerance = 1e-5 if dtype == np.float32 else 1e-12
         scale = np.abs(whole["dw"]).max()
         np.testing.assert_allclose(run["dw"], whole["dw"], rtol=tolerance, atol=tolerance * scale)
+
+
+PRODUCT_CASES = [  # a shape, b shape, transpose_a, transpose_b, dtype, pieces at the set piece size
+    ((50, 3136), (3136, 1024), False, False, np.float32, 8),  # deep-MNIST's fc1 and its gradients
+    ((50, 1024), (3136, 1024), False, True, np.float32, 8),
+    ((50, 3136), (50, 1024), True, False, np.float32, 8),
+    ((300, 70), (70, 9), False, False, np.float64, None),  # rows cut (more rows than columns)
+    ((7, 33), (5, 7), True, True, np.float64, None),
+    ((6, 5), (5, 40), False, False, np.int64, None),
+]
+
+
+@pytest.mark.parametrize("case", PRODUCT_CASES)
+def test_products_cut_in_pieces_give_the_one_call_results(case, monkeypatch):
+    a_shape, b_shape, ta, tb, dtype, pieces = case
+    if pieces is None:  # several pieces of a small product
+        monkeypatch.setattr(work_sharing, "PIECE_FLOPS", 100.0)
+        monkeypatch.setattr(math_ops, "_PRODUCT_CALL_FLOPS", 0.0)
+    rng = np.random.default_rng(2)
+    a, b = ((rng.standard_normal(s) * 10).astype(dtype) for s in (a_shape, b_shape))
+    graph = tf.Graph()
+    with graph.as_default():
+        y = tf.matmul(tf.placeholder(dtype, a_shape), tf.placeholder(dtype, b_shape), transpose_a=ta, transpose_b=tb)
+    product = math_ops._bind_matmul(y.op, None)
+    whole = product(a, b)
+    np.testing.assert_allclose(whole, np.matmul(a.T if ta else a, b.T if tb else b), rtol=1e-5)
+    before = work_sharing.shareable_calls()
+    work_sharing.set_workers(2)
+    try:
+        shared = [product(a, b) for _ in range(3)]
+    finally:
+        work_sharing.set_workers(1)
+    assert work_sharing.shareable_calls() > before  # the call was cut
+    if pieces is not None:
+        (m, k), n = (a.T if ta else a).shape, (b.T if tb else b).shape[1]
+        side, other = (n, m) if n >= m else (m, n)
+        assert len(work_sharing.batch_ranges(side, 2.0 * other * k, math_ops._PRODUCT_CALL_FLOPS)) == pieces
+    for run in shared:
+        assert run.dtype == whole.dtype and run.shape == whole.shape
+        if pieces is None and dtype == np.float64:  # BLAS runs a few rows with other kernels: other rounding
+            np.testing.assert_allclose(run, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
+        else:  # big pieces (and integers): the same bits
+            np.testing.assert_array_equal(run, whole)
 
 
 def test_concurrent_callers_share_one_helper_and_get_their_own_results():

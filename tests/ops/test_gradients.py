@@ -84,7 +84,12 @@ GRADIENT_CASES += [
     GradientCase("Cast_f64_f32_f64", lambda x: math_ops.cast(math_ops.cast(x, tf.float32), tf.float64),
                  [arr(3)], eps=1e-2, rtol=1e-4, atol=1e-4),
     GradientCase("SumToShapeOf", lambda a, b: fixed(tf.placeholder_with_default(a, [None, 3]) + b, [2, 3]),
+                 [arr(2, 3), arr(2, 3)]),
+    # a bias added to a batch of unknown size: the batch's gradient is an Identity (no Shape read)
+    GradientCase("Add_bias_to_unknown_batch", lambda a, b: fixed(tf.placeholder_with_default(a, [None, 3]) + b, [2, 3]),
                  [arr(2, 3), arr(3)]),
+    GradientCase("Sub_unknown_batch_minus_row", lambda a, b: fixed(b - tf.placeholder_with_default(a, [None, 3]), [2, 3]),
+                 [arr(2, 3), arr(1, 3)]),
     GradientCase("Identity", lambda x: array_ops.identity(x) * x, [arr(3)]),
     GradientCase("Sign", lambda x: math_ops.sign(x) * x, [pos(3) * np.array([1, -1, 1])]),  # |x|: d = sign(x)
     GradientCase("Merge_cond", lambda x: cond(tf.constant(True), lambda: x * 2.0, lambda: x * x), [arr(3)]),
@@ -206,3 +211,42 @@ def test_clip_by_global_norm_keeps_indexed_slices_sparse():
         v, n = sess.run([clipped[0].values, norm])
     np.testing.assert_allclose(v, [[0.6, 0.8]], rtol=1e-6)
     assert n == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("like,other,keeps", [
+    ([None, 28, 28, 32], [32], True),  # a conv layer's bias: no sum, nothing reads the batch's shape
+    ([None, 3], [1, 3], True),
+    ([None, 3], [], True),
+    ([None, 3], [None, 3], False),  # other's unknown dim may be bigger (when like's is 1)
+    ([None, 3], [2, 3], False),
+    ([4, 1], [3], False),  # broadcasts like up
+    ([3], [2, 3], False),  # more dims than like
+    (None, [3], False),
+    ([None, 3], None, False),
+])
+def test_an_operand_broadcast_into_the_other_needs_no_sum(like, other, keeps):
+    from tftk.framework.tensor_shape import TensorShape
+    assert math_ops._keeps_shape(TensorShape(like), TensorShape(other)) is keeps
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("grad_shape,shape", [
+    ((50, 28, 28, 32), (32,)),  # the tutorial's conv bias (BLAS's ones product)
+    ((4, 5, 3), (1, 1, 3)),
+    ((7, 1), (1,)),
+    ((4, 5, 3), (5, 1)),  # not a bias: numpy's sum
+])
+def test_sum_to_shape_kernels_sum_the_broadcast_axes(grad_shape, shape, dtype):
+    grad = np.random.default_rng(3).standard_normal(grad_shape).astype(dtype)
+    keep = len(grad_shape) - len(shape)
+    axes = tuple(range(keep)) + tuple(keep + i for i, d in enumerate(shape) if d == 1 and grad_shape[keep + i] != 1)
+    want = grad.astype(np.float64).sum(axis=axes, keepdims=True).reshape(shape)
+    with tf.Graph().as_default():
+        op = math_ops.unbroadcast(tf.placeholder(dtype, grad_shape), tf.placeholder(dtype, shape)).op
+        dynamic = math_ops.unbroadcast(tf.placeholder(dtype, grad_shape), tf.placeholder(dtype, [None] * len(shape))).op
+    from tftk.framework import registry
+    for got in (registry.lookup(op.type).kernel(op, None)(grad),
+                registry.lookup(dynamic.type).kernel(dynamic, None)(grad, np.array(shape, np.int32))):
+        assert got.shape == shape and got.dtype == dtype
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(grad).sum())

@@ -262,9 +262,10 @@ def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
     (not even the consumer's other inputs), is not fetched or fed, and both ops live in the same
     cond branch: the fused plan then computes the same values. The fused op runs where the producer
     ran, so the consumer's other inputs must be ready there: either the two are adjacent in the
-    order, or the consumer reads nothing else and waits for no control input (a ReLU, a slice) and
-    is moved up to its producer. Fusions chain: a FusedOp is the producer of the next pair when its
-    fused type has a fusion with its consumer (Conv2D + BiasAdd, then + Relu).
+    order, or the consumer is moved up to its producer past ops that compute none of its inputs and
+    change no state (a ReLU, a slice, reads nothing else; the tutorial's second `conv2d(h, w) + b`
+    sits behind the Shape of h its input gradient reads). Fusions chain: a FusedOp is the producer of
+    the next pair when its fused type has a fusion with its consumer (Conv2D + BiasAdd, then + Relu).
     """
     readers: dict[Tensor, int] = collections.Counter()
     reader_of: dict[Tensor, Any] = {}
@@ -277,6 +278,20 @@ def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
     fetched = set(fetches)
     moved: set = set()
     result: list = []
+    position = {op: index for index, op in enumerate(ops)}
+
+    def passes(consumer: Any, between: list) -> bool:
+        """Whether `consumer` may run before the ops `between` (those not already moved up)."""
+        needs = set(consumer.inputs) | {t for op in consumer.control_inputs for t in op.outputs}
+        for op in between:
+            if op in moved:
+                continue
+            kind = registry.lookup(op.type)
+            if kind.stateful or kind.ref_inputs or kind.blocking or needs.intersection(op.outputs) \
+                    or op in consumer.control_inputs:
+                return False
+        return True
+
     for index, op in enumerate(ops):
         if op in moved:
             continue
@@ -289,7 +304,8 @@ def fuse_ops(ops: list, fetches: list[Tensor], feeds: set[Tensor]) -> list:
                     or out in feeds or op.guard != consumer.guard:
                 break
             adjacent = last + 1 < len(ops) and ops[last + 1] is consumer
-            if not adjacent and (len(consumer.inputs) != 1 or consumer.control_inputs):
+            if not adjacent and (len(consumer.inputs) != 1 or consumer.control_inputs) \
+                    and not passes(consumer, ops[last + 1:position[consumer]]):
                 break
             last += adjacent
             op = FusedOp(fused, op, consumer)

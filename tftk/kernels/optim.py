@@ -2,7 +2,7 @@
 
 Every optimizer's formula is written once, as an element step `_<name>_at(i, g, var, slots..., hyper...)`
 that updates position `i` of flat (ravelled) arrays in place. The dense kernel runs it over every
-element (in parallel above `_PARALLEL_MIN` elements); the sparse kernel runs it over the rows named by
+element, on one thread (see the dense kernels); the sparse kernel runs it over the rows named by
 `indices`. The formulas are those of TF1's `tensorflow/core/kernels/training_ops.cc` functors
 (`ApplyGradientDescent`, `ApplyMomentum`, `ApplyAdagrad`, `ApplyAdadelta`, `ApplyAdam`, `ApplyFtrl` /
 `ApplyFtrlV2`, `ApplyRMSProp`, `ApplyCenteredRMSProp`) and their `SparseApply*` counterparts.
@@ -26,7 +26,7 @@ offending argument. Slots are the caller's: e.g. Adagrad's initial accumulator, 
 from __future__ import annotations
 
 import numpy as np
-from tftk.kernels.jit import njit, prange
+from tftk.kernels.jit import njit
 
 from tftk.framework.errors import InvalidArgumentError
 
@@ -40,13 +40,6 @@ __all__ = [
     "apply_rms_prop", "sparse_apply_rms_prop",
 ]
 
-# Dense updates of at least this many elements run under prange on all Numba threads. Measured on the
-# 2-core dev box, float32 Adam over 1M elements: 0.31 ms on one thread, 0.16 ms on two when the machine
-# is idle, but 7-12 ms on two when other processes keep the cores busy (each parallel region waits
-# for a descheduled thread). Training processes often share cores (hpsearch --nb-process, inter-op
-# threads), so only very large variables, where one thread takes milliseconds anyway, go parallel.
-# Read at call time, not compiled in: tests lower it to exercise the parallel branch on small arrays.
-_PARALLEL_MIN = 1 << 21
 # error_model="numpy": a division by zero gives inf/nan as in TF instead of raising, and lets LLVM
 # vectorise the loops (Python's error model puts a branch in every division).
 
@@ -146,86 +139,60 @@ def _rms_prop_at(i, g, var, ms, mom, mg, lr, one_minus_decay, momentum, epsilon,
 
 
 # ---------------------------------------------------------------------------------------------
-# Dense kernels: every element; `parallel` picks prange over all Numba threads. prange's index is
-# unsigned: np.int64(i) makes both loops call the one int64 version of the `_at` helper, which
-# a fresh install compiles once instead of twice (Adam's first call: 0.74 -> 0.64 s of CPU).
+# Dense kernels: every element, serially. A loop indexed from 0 vectorises; under prange it did not
+# (the unsigned index needs a cast, and LLVM cannot drop the wraparound check): float32 Adam over the
+# deep-MNIST tutorial's 3136x1024 weight took 7.6 ms under prange on one Numba thread and 4.0-7.7 ms
+# on two, against 1.6-1.9 ms in this loop. Vectorised per chunk, two threads took 1.6 ms: the loop is
+# bound by memory (7 arrays' passes), and a parallel region stalls on a core other work holds.
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _gradient_descent_dense(parallel, grad, var, lr):
+@njit(cache=True, error_model="numpy")
+def _gradient_descent_dense(grad, var, lr):
     """Dense GradientDescent over flat arrays."""
-    if not parallel:
-        for i in range(var.size):
-            _gradient_descent_at(i, grad[i], var, lr)
-    else:
-        for i in prange(var.size):
-            _gradient_descent_at(np.int64(i), grad[i], var, lr)
+    for i in range(var.size):
+        _gradient_descent_at(i, grad[i], var, lr)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _momentum_dense(parallel, grad, var, accum, lr, momentum, use_nesterov):
+@njit(cache=True, error_model="numpy")
+def _momentum_dense(grad, var, accum, lr, momentum, use_nesterov):
     """Dense Momentum over flat arrays."""
-    if not parallel:
-        for i in range(var.size):
-            _momentum_at(i, grad[i], var, accum, lr, momentum, use_nesterov)
-    else:
-        for i in prange(var.size):
-            _momentum_at(np.int64(i), grad[i], var, accum, lr, momentum, use_nesterov)
+    for i in range(var.size):
+        _momentum_at(i, grad[i], var, accum, lr, momentum, use_nesterov)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _adagrad_dense(parallel, grad, var, accum, lr):
+@njit(cache=True, error_model="numpy")
+def _adagrad_dense(grad, var, accum, lr):
     """Dense Adagrad over flat arrays."""
-    if not parallel:
-        for i in range(var.size):
-            _adagrad_at(i, grad[i], var, accum, lr)
-    else:
-        for i in prange(var.size):
-            _adagrad_at(np.int64(i), grad[i], var, accum, lr)
+    for i in range(var.size):
+        _adagrad_at(i, grad[i], var, accum, lr)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _adadelta_dense(parallel, grad, var, accum, accum_update, lr, rho, one_minus_rho, epsilon):
+@njit(cache=True, error_model="numpy")
+def _adadelta_dense(grad, var, accum, accum_update, lr, rho, one_minus_rho, epsilon):
     """Dense Adadelta over flat arrays."""
-    if not parallel:
-        for i in range(var.size):
-            _adadelta_at(i, grad[i], var, accum, accum_update, lr, rho, one_minus_rho, epsilon)
-    else:
-        for i in prange(var.size):
-            _adadelta_at(np.int64(i), grad[i], var, accum, accum_update, lr, rho, one_minus_rho, epsilon)
+    for i in range(var.size):
+        _adadelta_at(i, grad[i], var, accum, accum_update, lr, rho, one_minus_rho, epsilon)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _adam_dense(parallel, grad, var, m, v, alpha, one_minus_beta1, one_minus_beta2, epsilon):
+@njit(cache=True, error_model="numpy")
+def _adam_dense(grad, var, m, v, alpha, one_minus_beta1, one_minus_beta2, epsilon):
     """Dense Adam over flat arrays."""
-    if not parallel:
-        for i in range(var.size):
-            _adam_at(i, grad[i], var, m, v, alpha, one_minus_beta1, one_minus_beta2, epsilon)
-    else:
-        for i in prange(var.size):
-            _adam_at(np.int64(i), grad[i], var, m, v, alpha, one_minus_beta1, one_minus_beta2, epsilon)
+    for i in range(var.size):
+        _adam_at(i, grad[i], var, m, v, alpha, one_minus_beta1, one_minus_beta2, epsilon)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _ftrl_dense(parallel, grad, var, accum, linear, lr, l1, two_l2, two_l2_shrinkage, lr_power):
+@njit(cache=True, error_model="numpy")
+def _ftrl_dense(grad, var, accum, linear, lr, l1, two_l2, two_l2_shrinkage, lr_power):
     """Dense Ftrl over flat arrays."""
-    if not parallel:
-        for i in range(var.size):
-            _ftrl_at(i, grad[i], var, accum, linear, lr, l1, two_l2, two_l2_shrinkage, lr_power)
-    else:
-        for i in prange(var.size):
-            _ftrl_at(np.int64(i), grad[i], var, accum, linear, lr, l1, two_l2, two_l2_shrinkage, lr_power)
+    for i in range(var.size):
+        _ftrl_at(i, grad[i], var, accum, linear, lr, l1, two_l2, two_l2_shrinkage, lr_power)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
-def _rms_prop_dense(parallel, grad, var, ms, mom, mg, lr, one_minus_decay, momentum, epsilon, centered):
+@njit(cache=True, error_model="numpy")
+def _rms_prop_dense(grad, var, ms, mom, mg, lr, one_minus_decay, momentum, epsilon, centered):
     """Dense (centered) RMSProp over flat arrays; `mg` is unused (may be empty) when not centered."""
-    if not parallel:
-        for i in range(var.size):
-            _rms_prop_at(i, grad[i], var, ms, mom, mg, lr, one_minus_decay, momentum, epsilon, centered)
-    else:
-        for i in prange(var.size):
-            _rms_prop_at(np.int64(i), grad[i], var, ms, mom, mg, lr, one_minus_decay, momentum, epsilon, centered)
+    for i in range(var.size):
+        _rms_prop_at(i, grad[i], var, ms, mom, mg, lr, one_minus_decay, momentum, epsilon, centered)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,11 +361,6 @@ def _adam_alpha(lr: float, beta1_power: float, beta2_power: float) -> float:
     return lr * np.sqrt(1.0 - beta2_power) / (1.0 - beta1_power)
 
 
-def _parallel(var: np.ndarray) -> bool:
-    """Whether a dense update of `var` is big enough to run on all Numba threads."""
-    return var.size >= _PARALLEL_MIN
-
-
 def _empty_slot(var: np.ndarray) -> np.ndarray:
     """Stand-in for RMSProp's `mg` slot when not centered (never read or written)."""
     return np.empty(0, var.dtype)
@@ -411,7 +373,7 @@ def _empty_slot(var: np.ndarray) -> np.ndarray:
 def apply_gradient_descent(var: np.ndarray, grad: np.ndarray, *, lr: float) -> None:
     """var -= lr * grad, in place (TF1 ApplyGradientDescent)."""
     flat = _check_var(var)
-    _gradient_descent_dense(_parallel(var), _flat_grad(grad, var), flat, *_scalars(var, lr))
+    _gradient_descent_dense(_flat_grad(grad, var), flat, *_scalars(var, lr))
 
 
 def sparse_apply_gradient_descent(var: np.ndarray, values: np.ndarray, indices: np.ndarray, *, lr: float) -> None:
@@ -425,7 +387,7 @@ def apply_momentum(var: np.ndarray, accum: np.ndarray, grad: np.ndarray, *, lr: 
                    use_nesterov: bool = False) -> None:
     """TF1 ApplyMomentum in place: accum = momentum * accum + grad; var -= lr * accum (or Nesterov's form)."""
     flat = _check_var(var)
-    _momentum_dense(_parallel(var), _flat_grad(grad, var), flat, _flat_slot("accum", accum, var),
+    _momentum_dense(_flat_grad(grad, var), flat, _flat_slot("accum", accum, var),
                     *_scalars(var, lr, momentum), bool(use_nesterov))
 
 
@@ -441,7 +403,7 @@ def sparse_apply_momentum(var: np.ndarray, accum: np.ndarray, values: np.ndarray
 def apply_adagrad(var: np.ndarray, accum: np.ndarray, grad: np.ndarray, *, lr: float) -> None:
     """TF1 ApplyAdagrad in place: accum += grad^2; var -= lr * grad / sqrt(accum). The caller initialises accum."""
     flat = _check_var(var)
-    _adagrad_dense(_parallel(var), _flat_grad(grad, var), flat, _flat_slot("accum", accum, var), *_scalars(var, lr))
+    _adagrad_dense(_flat_grad(grad, var), flat, _flat_slot("accum", accum, var), *_scalars(var, lr))
 
 
 def sparse_apply_adagrad(var: np.ndarray, accum: np.ndarray, values: np.ndarray, indices: np.ndarray, *,
@@ -456,7 +418,7 @@ def apply_adadelta(var: np.ndarray, accum: np.ndarray, accum_update: np.ndarray,
                    lr: float, rho: float, epsilon: float) -> None:
     """TF1 ApplyAdadelta in place (formula in `_adadelta_at`)."""
     flat = _check_var(var)
-    _adadelta_dense(_parallel(var), _flat_grad(grad, var), flat, _flat_slot("accum", accum, var),
+    _adadelta_dense(_flat_grad(grad, var), flat, _flat_slot("accum", accum, var),
                     _flat_slot("accum_update", accum_update, var), *_scalars(var, lr, rho, 1.0 - rho, epsilon))
 
 
@@ -473,7 +435,7 @@ def apply_adam(var: np.ndarray, m: np.ndarray, v: np.ndarray, grad: np.ndarray, 
                beta2: float, epsilon: float, beta1_power: float, beta2_power: float) -> None:
     """TF1 ApplyAdam in place. `beta1_power`, `beta2_power` are beta^t for this step (the caller's accumulators)."""
     flat = _check_var(var)
-    _adam_dense(_parallel(var), _flat_grad(grad, var), flat, _flat_slot("m", m, var), _flat_slot("v", v, var),
+    _adam_dense(_flat_grad(grad, var), flat, _flat_slot("m", m, var), _flat_slot("v", v, var),
                 *_scalars(var, _adam_alpha(lr, beta1_power, beta2_power), 1.0 - beta1, 1.0 - beta2, epsilon))
 
 
@@ -491,7 +453,7 @@ def apply_ftrl(var: np.ndarray, accum: np.ndarray, linear: np.ndarray, grad: np.
                l1: float, l2: float, lr_power: float, l2_shrinkage: float = 0.0) -> None:
     """TF1 ApplyFtrl (ApplyFtrlV2 when l2_shrinkage > 0) in place (formula in `_ftrl_at`)."""
     flat = _check_var(var)
-    _ftrl_dense(_parallel(var), _flat_grad(grad, var), flat, _flat_slot("accum", accum, var), _flat_slot("linear", linear, var),
+    _ftrl_dense(_flat_grad(grad, var), flat, _flat_slot("accum", accum, var), _flat_slot("linear", linear, var),
                 *_scalars(var, lr, l1, 2.0 * l2, 2.0 * l2_shrinkage, lr_power))
 
 
@@ -510,7 +472,7 @@ def apply_rms_prop(var: np.ndarray, ms: np.ndarray, mom: np.ndarray, grad: np.nd
     """TF1 ApplyRMSProp in place; ApplyCenteredRMSProp when the `mg` slot is given (formula in `_rms_prop_at`)."""
     flat = _check_var(var)
     mg_flat = _empty_slot(var) if mg is None else _flat_slot("mg", mg, var)
-    _rms_prop_dense(_parallel(var), _flat_grad(grad, var), flat, _flat_slot("ms", ms, var), _flat_slot("mom", mom, var), mg_flat,
+    _rms_prop_dense(_flat_grad(grad, var), flat, _flat_slot("ms", ms, var), _flat_slot("mom", mom, var), mg_flat,
                     *_scalars(var, lr, 1.0 - decay, momentum, epsilon), mg is not None)
 
 

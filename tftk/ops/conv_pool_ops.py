@@ -197,11 +197,13 @@ def _bind_conv2d_backprop_filter(op, ctx):
 
 
 def _fused_conv2d_bias(relu: bool) -> Callable:
-    """The kernel factory of Conv2D -> BiasAdd (-> Relu) fused in a plan: inputs (x, filter, bias).
+    """The kernel factory of Conv2D -> BiasAdd or Add (-> Relu) fused in a plan: inputs (x, filter, bias).
 
     A 1-channel input into 16k channels runs `conv_one_channel.conv2d`, which starts its sums from
     the bias and applies the ReLU as it stores them (LeNet's first layer: 1.03 -> 0.48 ms); anything
     else runs the Conv2D kernel a plain Conv2D gets, then the bias (and ReLU) in place on its output.
+    An Add's second input may be any value that broadcasts against the output (`conv + b` with b of
+    shape [channels] is the tutorials' bias): one the output cannot hold gives a new array.
     """
 
     def bind(op, ctx):
@@ -216,7 +218,10 @@ def _fused_conv2d_bias(relu: bool) -> Callable:
                 _, pads = _geometry(attrs, x.shape[1:3], w.shape[:2])
                 return conv_one_channel.conv2d(x, w, strides, pads, dil, b, relu)
             y = convolve(x, w)
-            return bias_kernels.bias_relu(y, b, in_place=True) if relu else bias_kernels.bias_add(y, b, out=y)
+            if relu:
+                return bias_kernels.bias_relu(y, b, in_place=True)
+            fits = np.broadcast_shapes(y.shape, b.shape) == y.shape and np.result_type(y, b) == y.dtype
+            return bias_kernels.bias_add(y, b, out=y if fits else None)
         return run
     return bind
 
@@ -230,6 +235,7 @@ registry.register_op("Conv2DBiasAdd", _fused_conv2d_bias(relu=False), fresh=True
 registry.register_op("Conv2DBiasAddRelu", _fused_conv2d_bias(relu=True), fresh=True)
 registry.not_differentiable("Conv2DBiasAdd", "Conv2DBiasAddRelu")  # exist in plans only, never in a graph
 registry.register_fusion("Conv2D", "BiasAdd", "Conv2DBiasAdd")
+registry.register_fusion("Conv2D", "Add", "Conv2DBiasAdd")  # `conv2d(x, w) + b`, as TF's Grappler fuses it
 registry.register_fusion("Conv2DBiasAdd", "Relu", "Conv2DBiasAddRelu")
 
 
