@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_training import _env, ask, available, busy_loops  # noqa: E402
+from bench_training import GAP_SECONDS, ROUND_SECONDS, _env, available, busy_loops, warm_up  # noqa: E402
 
 CELLS = ("basic_lstm", "lstm_peep_proj", "gru", "multi_lstm")
 MODES = ("static", "dynamic")
@@ -115,8 +115,7 @@ def worker(framework: str, rows: list[str], threads: int) -> None:
         start = time.perf_counter()
         sess.run(train_op, feeds[0])
         first = time.perf_counter() - start
-        for i in range(3):  # warm-up
-            sess.run(train_op, feeds[i % N_BATCHES])
+        warm_up(lambda i: sess.run(train_op, feeds[i % N_BATCHES]))
         steps[row] = (sess, train_op, feeds, first)
     print(json.dumps({"ready": True, "first": {row: s[3] for row, s in steps.items()}}), flush=True)
     for line in sys.stdin:
@@ -139,7 +138,9 @@ def start(python: str, framework: str, rows: list[str], threads: int):
 
 
 def ask_row(proc, row: str, n: int) -> dict:
-    """Time n steps of `row` in a worker: {"seconds": wall per step, "cpu": process CPU per step}."""
+    """Time n steps of `row` in a worker: {"seconds": wall per step, "cpu": process CPU per step}; after
+    bench_training's pause (GAP_SECONDS: the other framework's threads stop spinning)."""
+    time.sleep(GAP_SECONDS)
     proc.stdin.write(f"{row} {n}\n")
     proc.stdin.flush()
     return json.loads(proc.stdout.readline())
@@ -158,7 +159,7 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--no-loop", action="store_true", help="leave out the loop_overhead row")
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--seconds", type=float, default=0.15, help="time per worker per round")
+    parser.add_argument("--seconds", type=float, default=ROUND_SECONDS, help="time per worker per round")
     args = parser.parse_args()
     if not available(args.tf_python, "tensorflow"):
         raise SystemExit(f"no TensorFlow at {args.tf_python}: pass --tf-python")

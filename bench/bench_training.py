@@ -335,6 +335,20 @@ def worker_matmul_floor(data_path: str, workload: str, threads: int):
     return step, lambda: float("nan")
 
 
+WARM_UP_SECONDS = 3.0
+
+
+def warm_up(step) -> None:
+    """Run `step(i)` for WARM_UP_SECONDS (at least 5 steps) before anything is timed: tftk's thread
+    policy spends a plan's first multi-thread steps measuring its ways of running them (two timed
+    runs, then each way and one thread a few steps each: `tftk.client.threads`), and a benchmark of
+    a few dozen steps would time those. Every framework gets the same warm-up."""
+    start, i = time.perf_counter(), 0
+    while i < 5 or time.perf_counter() - start < WARM_UP_SECONDS:
+        step(i)
+        i += 1
+
+
 def serve(framework: str, data_path: str, workload: str, threads: int) -> None:
     """Worker loop: build once, then answer 'N' with the seconds N steps took."""
     if framework == "tftk":
@@ -351,8 +365,7 @@ def serve(framework: str, data_path: str, workload: str, threads: int) -> None:
     start, cpu = time.perf_counter(), time.process_time()
     step(0)
     first, first_cpu = time.perf_counter() - start, time.process_time() - cpu
-    for i in range(5):  # warm-up
-        step(i)
+    warm_up(step)
     steady = _reset_peak_rss()
     print(json.dumps({"ready": True, "first_step": first, "first_cpu": first_cpu}), flush=True)
     counter = 0
@@ -417,7 +430,22 @@ def start_worker(python: str, framework: str, data_path: Path, workload: str, th
     return proc, json.loads(line)
 
 
+# A pause before each timed request: a framework's threads keep spinning for a while after its steps
+# (TF's pool, OpenBLAS's workers), and tftk reads the run queue before a step (`tftk.client.threads`):
+# asked right after TF's round, tftk saw TF's spinning threads as another process's work and ran its
+# 2-thread rounds on one thread (the 2-layer LSTM at 56 ms instead of 38-40). Interleaved rounds must
+# not measure each other.
+GAP_SECONDS = 0.4
+# A round's length: tftk's first sample of other processes' CPU time in a round spans the other
+# framework's round before it (its 2 busy cores), so its first steps of a round may run on one
+# thread; at 0.15-0.2 s rounds that was most of the round (the 2-layer LSTM: 48 ms a step where
+# the settled 2-thread step takes 35-37).
+ROUND_SECONDS = 1.0
+
+
 def ask(proc, n: int) -> dict:
+    if n > 0:
+        time.sleep(GAP_SECONDS)
     proc.stdin.write(f"{n}\n")
     proc.stdin.flush()
     return json.loads(proc.stdout.readline())
@@ -492,10 +520,10 @@ def run_workload(workload: str, frameworks: dict, data_path: Path, args, threads
             workers[name], first[name] = proc, (hello["first_step"], hello["first_cpu"])
     spinners = busy_loops(busy)
     try:
-        # steps per round: aim for ~0.2 s per worker per round (every worker runs the probe steps, so
-        # all end after the same steps and the "loss after" column compares like with like)
+        # steps per round: aim for ROUND_SECONDS per worker per round (every worker runs the probe steps,
+        # so all end after the same steps and the "loss after" column compares like with like)
         probe = {name: ask(proc, 3)["seconds"] for name, proc in workers.items()}["tftk"]
-        n = max(3, int(0.2 / max(probe, 1e-5)))
+        n = max(3, int(ROUND_SECONDS / max(probe, 1e-5)))
         times: dict[str, list[float]] = {name: [] for name in workers}
         cpu_times: dict[str, list[float]] = {name: [] for name in workers}
         for _ in range(args.repeats):

@@ -9,11 +9,11 @@ from tftk.client import threads
 
 @pytest.fixture
 def machine(monkeypatch):
-    """A fake 2-core machine whose count of other runnable tasks the test sets."""
+    """A fake 2-core machine whose count of cores other processes keep busy the test sets."""
     state = {"others": 0}
     monkeypatch.setattr(threads, "usable_cores", lambda: 2)
-    monkeypatch.setattr(threads, "_others_running", lambda: state["others"])
-    monkeypatch.setattr(threads, "_state", {"at": -1.0, "others": 0.0})
+    monkeypatch.setattr(threads, "_others_busy", lambda: state["others"])
+    monkeypatch.setattr(threads, "_state", {"at": -1.0, "others": 0.0, "cpu": None})
     monkeypatch.setattr(threads, "SAMPLE_SECONDS", 0.0)
     monkeypatch.delenv("TFTK_ADAPTIVE_THREADS", raising=False)
     return state
@@ -51,10 +51,16 @@ def test_adjustment_can_be_turned_off(machine, monkeypatch):
     assert threads.effective_threads(2) == 2
 
 
-def test_own_threads_are_not_counted_as_other_work():
-    assert threads._own_running() >= 1
-    others = threads._others_running()
-    assert others is None or others >= 0
+def test_own_work_is_not_counted_as_other_work(monkeypatch):
+    import time
+    if threads._busy_seconds() is None:
+        pytest.skip("no /proc/stat here")
+    monkeypatch.setattr(threads, "_state", {"at": -1.0, "others": 0.0, "cpu": None})
+    assert threads._others_busy() is None  # the first call only starts the interval
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:  # this process keeps a core busy
+        pass
+    assert 0.0 <= threads._others_busy() < 0.5
 
 
 def run_steps(times, plan_seconds, clock, steps, free=2):
@@ -338,3 +344,34 @@ def test_steps_beside_blas_spinning_worker_do_not_judge_a_way():
         used.append(way)
     later = used[100:]
     assert later.count("share") >= 0.8 * len(later)
+
+
+def test_a_busy_process_beside_counts_as_a_busy_core_and_a_waiting_one_does_not(monkeypatch):
+    """The measure is CPU time over the interval: a busy loop counts about one core, a process that only
+    waits (a benchmark's coordinator between requests) about none."""
+    import subprocess
+    import time
+    if threads._busy_seconds() is None:
+        pytest.skip("no /proc/stat here")
+    monkeypatch.setattr(threads, "_state", {"at": -1.0, "others": 0.0, "cpu": None})
+    seen = {}
+
+    def busy_here(seconds):  # this process works too: an interval it only waited through says nothing
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pass
+
+    for name, code in (("busy", "while True: pass"), ("waiting", "import time; time.sleep(60)")):
+        other = subprocess.Popen([sys.executable, "-c", code])
+        try:
+            time.sleep(0.3)
+            threads._others_busy()
+            busy_here(0.5)
+            seen[name] = threads._others_busy()
+            time.sleep(0.3)
+            seen[name + " while idle"] = threads._others_busy()
+        finally:
+            other.kill()
+            other.wait()
+    assert seen["busy"] >= 0.6 and seen["waiting"] < seen["busy"] - 0.4
+    assert seen["busy while idle"] is None and seen["waiting while idle"] is None

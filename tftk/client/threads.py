@@ -6,11 +6,12 @@ when another process takes one of two cores, half of every call waits for a desc
 scheduler time slice at a time. Measured on 2 cores with one busy-loop process beside it, a
 2-thread LSTM step (about 170 products) went from 0.37 s at 1 thread to 3.0 s, the deep-MNIST step
 from 0.69 to 2.6 s, while TF's work-stealing pool degrades gracefully. So before a step the
-session counts the runnable tasks that are not its own (`/proc/loadavg` minus this process's
-running threads, smoothed over samples at most every `SAMPLE_SECONDS`) and gives BLAS and Numba
-``min(bound, cores - others)`` threads, at least 1; on a quiet machine nothing changes.
+session measures the cores other processes keep busy (`/proc/stat`'s busy CPU time less this
+process's, over the time since the last sample, smoothed over samples at most every
+`SAMPLE_SECONDS`) and gives BLAS and Numba ``min(bound, cores - others)`` threads, at least 1; on a
+quiet machine nothing changes.
 
-The count of runnable tasks is a guess: a neighbour that only bursts, a CPU quota, or a machine
+That measure is a guess too: a neighbour that only bursts, a CPU quota, or a machine
 loaded by short jobs can leave it low while a 2-thread step still collapses (on the shared 2-core
 machine at load ~10, the bench_rnn LSTM step took 77-93 ms on 1 thread and 1.5-2.3 s on 2). So
 each plan also keeps its recent step times per thread count (`StepTimes`): more threads run only
@@ -55,6 +56,7 @@ import time
 __all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores", "BLAS", "SHARE", "SPLIT"]
 
 SAMPLE_SECONDS = 0.1
+IDLE_SHARE = 0.5  # a sample's interval counts only where this process kept this much of a core busy
 RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured again
 RETRY_MAX_SECONDS = 16.0
 PROBE_STEPS = 3  # steps per measurement of a thread count; its median judges it
@@ -76,7 +78,8 @@ ABANDON = 2.0  # a probe ends at its first step this many times slower than the 
 BLAS_SPIN_SECONDS = 0.1
 MODE_RECHECK_STEPS = 64  # a plan with several ways of running 2 threads measures a slower one again this often
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
-_state = {"at": -1.0, "others": 0.0}
+_state: dict = {"at": -1.0, "others": 0.0, "cpu": None}
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc/stat's units per second
 
 
 def usable_cores() -> int:
@@ -87,31 +90,39 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _own_running() -> int:
-    """This process's threads in state R (running or runnable), itself included."""
-    count = 0
+def _busy_seconds() -> float | None:
+    """CPU seconds all cores have spent busy since boot (/proc/stat), or None where /proc says nothing."""
     try:
-        tasks = os.listdir("/proc/self/task")
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
     except OSError:
-        return 1
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        count += stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] == b"R"
-    return max(count, 1)
-
-
-def _others_running() -> float | None:
-    """Runnable tasks system-wide that are not this process's, or None where /proc says nothing."""
-    try:
-        with open("/proc/loadavg", "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
-    except (OSError, ValueError, IndexError):
         return None
-    return max(running - _own_running(), 0)
+    if not fields or fields[0] != b"cpu" or len(fields) < 8:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[1:8])
+    steal = int(fields[8]) if len(fields) > 8 else 0
+    return (user + nice + system + irq + softirq + steal) / _TICKS
+
+
+def _others_busy() -> float | None:
+    """Cores that other processes kept busy since the last call: the machine's busy CPU time less this
+    process's, over the wall time between (None at the first call, or where /proc says nothing).
+
+    An average over the interval, not a count of runnable tasks at one instant: a process that is
+    runnable for a moment (a benchmark's coordinator writing its next request, a shell) was counted as
+    a whole busy core, and the 2-layer LSTM's interleaved benchmark rounds ran on one thread (56 ms
+    against 37) because the coordinator was runnable whenever a round began. An interval in which this
+    process used less than `IDLE_SHARE` of a core says nothing (None): other work spreads into idle
+    cores, and a benchmark's other framework ran on both cores between tftk's rounds, whose first
+    steps then ran on one thread."""
+    busy, own, now = _busy_seconds(), time.process_time(), time.monotonic()
+    last = _state.get("cpu")
+    _state["cpu"] = None if busy is None else (busy, own, now)
+    if busy is None or last is None or now - last[2] <= 0:
+        return None
+    if own - last[1] < IDLE_SHARE * (now - last[2]):
+        return None  # this process mostly waited: other work spread into the idle cores (see above)
+    return max((busy - last[0]) - (own - last[1]), 0.0) / (now - last[2])
 
 
 def effective_threads(bound: int) -> int:
@@ -122,7 +133,7 @@ def effective_threads(bound: int) -> int:
         return want
     now = time.monotonic()
     if now - _state["at"] >= SAMPLE_SECONDS:
-        sample = _others_running()
+        sample = _others_busy()
         if sample is not None:
             first = _state["at"] < 0
             _state["others"] = sample if first else _SMOOTHING * sample + (1 - _SMOOTHING) * _state["others"]
