@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tftk as tf
-from tftk.client import codegen, streams
+from tftk.client import codegen, side_thread, streams
 from tftk.framework import errors
 
 
@@ -74,6 +74,20 @@ def test_random_graphs_schedule_into_streams_that_cannot_wait_for_each_other(see
 
 
 # ---- the dependencies of a plan --------------------------------------------------------------------
+
+# sessions whose runs call `plan.function` as the tests set it (at 2 threads their second and third runs
+# would be the timed runs deciding a split of their own)
+ONE_THREAD = tf.ConfigProto(intra_op_parallelism_threads=1)
+
+
+def _spawns(monkeypatch):
+    """A list that gets an entry each time a split function hands its second stream to the helper (patch
+    before compile_streams: the function binds `spawn` when it is made)."""
+    made = []
+    real = side_thread.spawn
+    monkeypatch.setattr(side_thread, "spawn", lambda *args: made.append(1) or real(*args))
+    return made
+
 
 def _plan(sess, fetch, feed):
     sess.run(fetch, feed)
@@ -198,9 +212,10 @@ def _failing_graph():
 
 
 @pytest.mark.parametrize("failing_stream", [0, 1])
-def test_an_error_in_either_stream_names_its_op_and_stops_both(failing_stream):
+def test_an_error_in_either_stream_names_its_op_and_stops_both(failing_stream, monkeypatch):
+    spawned = _spawns(monkeypatch)
     graph, x, i, out = _failing_graph()
-    with tf.Session(graph=graph) as sess:
+    with tf.Session(graph=graph, config=ONE_THREAD) as sess:
         feed = {x: np.ones(8, np.float32), i: np.array([1, 2], np.int32)}
         plan = _plan(sess, out, feed)
         deps = streams.dependencies(plan)
@@ -214,6 +229,7 @@ def test_an_error_in_either_stream_names_its_op_and_stops_both(failing_stream):
             sess.run(out, {x: np.ones(8, np.float32), i: np.array([1, 99], np.int32)})
         assert raised.value.op.name == "gathered"
         assert sess.run(out, feed) == pytest.approx(8 * np.sin(1.0) + 2.0)  # the next run is whole
+        assert len(spawned) == 2  # both runs were split
         assert threading.active_count() <= before + 1
 
 
@@ -256,3 +272,22 @@ def test_one_inter_op_thread_keeps_every_op_on_one_stream(monkeypatch, inter_op,
             sess.run(train, {x: np.ones((16, 12), np.float32)})
         plan = next(p for key, p in sess._plans.items() if train in key[1])
         assert (plan.split_function is not None) == splits
+
+
+def test_several_fetches_made_on_the_helpers_stream_come_back(monkeypatch):
+    """Values the caller's stream never reads but fetches are handed over after the helper ends."""
+    spawned = _spawns(monkeypatch)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [8])
+        fetches = [tf.sin(x), tf.cos(x) * 2.0, tf.reduce_sum(x)]
+        with tf.Session(config=ONE_THREAD) as sess:
+            feed = {x: np.arange(8, dtype=np.float32)}
+            expected = sess.run(fetches, feed)
+            sess.run(fetches, feed)
+            plan = next(p for key, p in sess._plans.items() if key[0] == tuple(fetches))
+            plan.function = codegen.compile_streams(plan, ([], list(range(len(plan.steps)))),
+                                                    streams.dependencies(plan))
+            for got, want in zip(sess.run(fetches, feed), expected):
+                np.testing.assert_array_equal(got, want)
+            assert spawned == [1]

@@ -131,6 +131,7 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
     waits: dict[int, int] = {}  # step -> the latch it takes first
     loads: dict[int, list[int]] = collections.defaultdict(list)  # step -> slots it takes from _x first
     transfer: dict[int, int] = {}  # slot -> its index in _x
+    late: list[int] = []  # fetched slots the helper's stream makes and the caller's never reads: taken at the end
     for s, order in enumerate(streams):
         known, loaded = -1, set()
         for i in order:
@@ -146,7 +147,8 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
         if s == 0:
             late = [slot for slot in dict.fromkeys(plan.fetch_slots)
                     if slot in producer and stream_of[producer[slot]] == 1 and slot not in loaded]
-            transfer.update((slot, len(transfer) + k) for k, slot in enumerate(late))
+            for slot in late:
+                transfer[slot] = len(transfer)
     namespace = _namespace(plan)
     namespace.update(_spawn=side_thread.spawn, _join=side_thread.join, _fail=side_thread.fail,
                      _latches=side_thread.latches, _Aborted=side_thread.Aborted)
@@ -186,8 +188,7 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
             f"    _job = _spawn(_side, _st, _L, _own_side, (_x, _st, _L{', ' if params else ''}{params}))",
             "    try:"] + (sources[0] or ["        pass"]) + [
             "    except BaseException as _e:", "        _fail(_e, _job, _own_main)", "    _join(_job)"]
-    main += [f"    {slot_name(slot)} = _x[{index}]" for slot, index in transfer.items()
-             if slot in fetched and stream_of[producer[slot]] == 1 and not any(slot in loads[i] for i in streams[0])]
+    main += [f"    {slot_name(slot)} = _x[{transfer[slot]}]" for slot in late]
     # line numbers from 1: the side function's body starts on line 2, the caller's after its 6 first lines
     numbered = {**{line + 2: step for line, step in stream_lines[1].items()},
                 **{len(side) + 7 + line: step for line, step in stream_lines[0].items()}}

@@ -34,7 +34,7 @@ wait raises, the caller waits for the helper's function to end, and the first er
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from tftk.client import codegen, side_thread
@@ -123,7 +123,9 @@ class _Buffers:
 
     def find(self, slot: int) -> int:
         while self.parent.get(slot, slot) != slot:
-            self.parent[slot] = slot = self.parent.get(self.parent[slot], self.parent[slot])  # path halving
+            grandparent = self.parent.get(self.parent[slot], self.parent[slot])
+            self.parent[slot] = grandparent  # path halving: later finds take half the steps
+            slot = grandparent
         return slot
 
 
@@ -141,7 +143,6 @@ class Schedule:
     streams: tuple[list[int], list[int]]
     seconds: float
     serial: float
-    stream_of: list[int] = field(default_factory=list)
 
 
 def schedule(deps: list[set[int]], costs: list[float], sync: float = SYNC_SECONDS) -> Schedule:
@@ -172,7 +173,7 @@ def schedule(deps: list[set[int]], costs: list[float], sync: float = SYNC_SECOND
         finish[index] = free[best[1]] = best[2] + costs[index]
     streams = tuple(sorted((i for i in range(n) if stream_of[i] == s), key=lambda i: (start[i], -rank[i], i))
                     for s in (0, 1))
-    return Schedule(streams, max(finish, default=0.0), sum(costs), stream_of)
+    return Schedule(streams, max(finish, default=0.0), sum(costs))
 
 
 class Splitting:
@@ -206,8 +207,8 @@ def measure(plan: Plan, feed_values: list) -> tuple[tuple, bool]:
     splitting.runs += 1
     if splitting.runs < PROFILE_RUNS:
         return outputs, False
-    splitting.decided, splitting.timed = True, None
     plan.split_function = split(plan, splitting.deps, splitting.costs)
+    splitting.decided, splitting.timed, splitting.deps = True, None, None  # what deciding needed
     return outputs, plan.split_function is not None
 
 

@@ -160,7 +160,6 @@ class StepTimes:
         self.probing: int | None = None  # the count being measured in the coming steps
         self._probe_left = 0
         self._extensions = 0  # more probes of the count: one per way of running it not measured yet
-        self.shares_work = False  # its steps cut kernel calls in pieces (`tftk.kernels.work_sharing`)
         # the ways its multi-thread steps can run (the newest first: measured first), the way the
         # current step runs, and each way's last PROBE_STEPS step times
         self.ways: list[str] = [BLAS]
@@ -169,6 +168,11 @@ class StepTimes:
         self._mode_steps = 0
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
         self._spin_until = 0.0  # the end of the last BLAS-way step plus BLAS_SPIN_SECONDS
+
+    @property
+    def shares_work(self) -> bool:
+        """Whether its steps cut kernel calls in pieces (`tftk.kernels.work_sharing`)."""
+        return SHARE in self.ways
 
     def add_way(self, way: str) -> None:
         """Let the plan's multi-thread steps also run `way`: the next ones run it, measuring it."""
@@ -248,7 +252,6 @@ class StepTimes:
         `shared`: the step made kernel calls big enough to cut in pieces."""
         first_sharing = shared and not self.shares_work
         if first_sharing:
-            self.shares_work = True
             self.add_way(SHARE)
         self.runs += 1
         if self.runs == 1:
