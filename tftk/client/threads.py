@@ -17,8 +17,8 @@ machine at load ~10, the bench_rnn LSTM step took 77-93 ms on 1 thread and 1.5-2
 each plan also keeps its recent step times per thread count (`StepTimes`): more threads run only
 where they beat one thread by a margin, and the other count is measured again (a few steps, cut
 short when it collapses) after a wait that doubles while it keeps losing (`RETRY_SECONDS` up to
-`RETRY_MAX_SECONDS`), so a 2-thread step that collapses is retried rarely, and one that recovers is
-found again within seconds. The first run of a plan (compilation)
+`RETRY_MAX_SECONDS` of the plan's own step time), so a 2-thread step that collapses is retried rarely,
+and one that recovers is found again within seconds of running. The first run of a plan (compilation)
 is not counted.
 
 Where a 2-thread step's CPU time goes (LeNet, `bench_training.py cnn64`, 2 cores): OpenBLAS's
@@ -60,6 +60,10 @@ IDLE_SHARE = 0.5  # a sample's interval counts only where this process kept this
 RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured again
 RETRY_MAX_SECONDS = 16.0
 PROBE_STEPS = 3  # steps per measurement of a thread count; its median judges it
+# the way a plan's 2-thread steps run now is judged by the median of its last this many steps (a way
+# measured again, by its PROBE_STEPS): judged by its last 3, the 2-layer LSTM's split (35 ms) lost to
+# the BLAS way's 38.9 whenever two steps in a row ran 39.6 ms, and the BLAS way then ran 64 steps
+WAY_WINDOW = 9
 MARGIN = 0.9  # more threads run only where their step takes at most this fraction of one thread's
 # the same for 2-thread steps that share their conv calls (`tftk.kernels.work_sharing`): the second
 # thread works only inside those calls and waits for no barrier, so a smaller gain is worth it
@@ -76,7 +80,14 @@ ABANDON = 2.0  # a probe ends at its first step this many times slower than the 
 # shared way lost, to one thread too; not counting those steps, 863 of 1,000 steps ran shared instead
 # of 73, and the 1,000 steps took 26.1 s instead of 28.4.
 BLAS_SPIN_SECONDS = 0.1
-MODE_RECHECK_STEPS = 64  # a plan with several ways of running 2 threads measures a slower one again this often
+# a plan with several ways of running 2 threads measures a slower one again after this many of its
+# steps, twice as many after each re-measurement it loses (up to MODE_RECHECK_MAX_STEPS). Every
+# re-measurement costs more than its own steps where it ends a BLAS-way step: OpenBLAS's worker then
+# spins through the next ~0.1 s of the faster way's steps (LeNet split 9.1-9.3 ms there against 7.3-7.6,
+# the 2-layer LSTM's split 58 ms against 35); at a fixed 64 steps LeNet's 2-thread steps averaged
+# 8.9 ms where its split ran 7.5.
+MODE_RECHECK_STEPS = 64
+MODE_RECHECK_MAX_STEPS = 4096
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state: dict = {"at": -1.0, "others": 0.0, "cpu": None}
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc/stat's units per second
@@ -155,6 +166,11 @@ class StepTimes:
         self.recent: dict[int, list[float]] = {}  # thread count -> its last PROBE_STEPS step times
         self.runs = 0
         self.wait = RETRY_SECONDS
+        # the plan's own clock: the seconds its counted steps took. The losing count is measured again
+        # after a wait on this clock, not on the wall's: a plan run now and then (an eval plan, a
+        # benchmark's rounds interleaved with another framework's) otherwise re-measures at every run
+        # once the wall time passed, and its probes cost a share of its steps no longer bounded by the wait
+        self.clock = 0.0
         self.retry_at = 0.0
         self.free = 1  # the largest count offered by the last choose()
         self.probing: int | None = None  # the count being measured in the coming steps
@@ -166,6 +182,9 @@ class StepTimes:
         self.way = BLAS
         self.by_way: dict[str, list[float]] = {BLAS: []}
         self._mode_steps = 0
+        # per way: its steps between re-measurements, and the step of the plan when it is next measured
+        self._recheck_every: dict[str, int] = {BLAS: MODE_RECHECK_STEPS}
+        self._recheck_at: dict[str, int] = {BLAS: 0}
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
         self._spin_until = 0.0  # the end of the last BLAS-way step plus BLAS_SPIN_SECONDS
 
@@ -179,6 +198,7 @@ class StepTimes:
         if way not in self.ways:
             self.ways.insert(0, way)
             self.by_way[way] = []
+            self._recheck_every[way], self._recheck_at[way] = MODE_RECHECK_STEPS, 0
             self.way = way
 
     def _median(self, threads: int) -> float:
@@ -207,7 +227,7 @@ class StepTimes:
         self.recent[threads] = []
         return threads
 
-    def choose(self, free: int, now: float) -> int:
+    def choose(self, free: int) -> int:
         """`free` (> 1) threads or 1: the preferred count, the other while it is measured again."""
         self.free = free
         if self.probing in (free, 1):
@@ -219,9 +239,9 @@ class StepTimes:
             if not self.recent.get(threads):
                 return self._probe(threads)
         best = self.preferred(free)
-        if now < self.retry_at:
+        if self.clock < self.retry_at:
             return best
-        self.retry_at = now + self.wait  # until record() sets it from the probe's outcome
+        self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome
         if best == 1 and len(self.ways) > 1:
             # the retries of `free` threads measure the plan's ways afresh in turn (the newest first):
             # otherwise a way whose steps lost once (LeNet's first shared steps, warming up: 15.8, 11.1,
@@ -233,29 +253,37 @@ class StepTimes:
     def choose_way(self) -> str:
         """For a multi-thread step of a plan with several ways of running it (`ways`): which runs. A plan
         sharing its conv calls may gain more from BLAS's threads on deep-MNIST's 3136x1024 products; a
-        split plan's streams may lose to either. Each way is measured over `PROBE_STEPS` steps, the
-        fastest median runs, and the others are measured again in turn, one every
-        `MODE_RECHECK_STEPS` steps of the plan."""
+        split plan's streams may lose to either. Each way is measured over `PROBE_STEPS` steps and the
+        fastest median runs; a slower way is measured again after `MODE_RECHECK_STEPS` steps of the plan,
+        and after twice as many each time it loses again (a way that wins is back to the shortest wait):
+        load on the machine changes which way wins, but a way that keeps losing costs each time."""
         self._mode_steps += 1
-        if self._mode_steps % MODE_RECHECK_STEPS == 0:
-            others = [way for way in self.ways if way != self.way]
-            self.by_way[others[self._mode_steps // MODE_RECHECK_STEPS % len(others)]] = []
+        for way in self.ways:  # due to be measured again (0: being measured, judged when all are)
+            if way != self.way and 0 < self._recheck_at[way] <= self._mode_steps:
+                self.by_way[way], self._recheck_at[way] = [], 0
         for way in self.ways:
             if len(self.by_way[way]) < PROBE_STEPS:
                 self.way = way
                 return way
         self.way = min(self.ways, key=lambda way: _median(self.by_way[way]))
+        for way in self.ways:
+            if way == self.way:
+                self._recheck_every[way] = MODE_RECHECK_STEPS
+            elif self._recheck_at[way] == 0:  # just measured, and lost
+                self._recheck_at[way] = self._mode_steps + self._recheck_every[way]
+                self._recheck_every[way] = min(2 * self._recheck_every[way], MODE_RECHECK_MAX_STEPS)
         return self.way
 
     def record(self, threads: int, seconds: float, now: float, shared: bool = False) -> None:
         """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not);
-        `shared`: the step made kernel calls big enough to cut in pieces."""
+        `now`: the wall clock at its end; `shared`: the step made kernel calls big enough to cut in pieces."""
         first_sharing = shared and not self.shares_work
         if first_sharing:
             self.add_way(SHARE)
         self.runs += 1
         if self.runs == 1:
             return
+        self.clock += seconds
         if threads > 1 and self.way == BLAS:
             self._spin_until = now + BLAS_SPIN_SECONDS
         elif threads > 1 and now - seconds < self._spin_until:
@@ -263,7 +291,7 @@ class StepTimes:
         if threads > 1 and len(self.ways) > 1 and not first_sharing:
             mine = self.by_way[self.way]
             mine.append(seconds)
-            del mine[:-PROBE_STEPS]
+            del mine[:-WAY_WINDOW]
             others = [_median(times) for way, times in self.by_way.items()
                       if way != self.way and len(times) >= PROBE_STEPS]
             if others and seconds > ABANDON * min(others):
@@ -288,7 +316,7 @@ class StepTimes:
             return  # the first count measured: nothing to compare yet
         won = self.preferred(self.free) == threads  # a win resets the wait, a loss doubles it
         self.wait = RETRY_SECONDS if won else min(self.wait * 2, RETRY_MAX_SECONDS)
-        self.retry_at = now + self.wait
+        self.retry_at = self.clock + self.wait
 
 
 def _median(times: list[float]) -> float:
@@ -306,4 +334,4 @@ def step_threads(bound: int, times: StepTimes | None = None) -> int:
     free = effective_threads(bound)
     if free <= 1 or times is None or os.environ.get("TFTK_ADAPTIVE_THREADS", "1") == "0":
         return free
-    return times.choose(free, time.monotonic())
+    return times.choose(free)
