@@ -78,8 +78,13 @@ ABANDON = 2.0  # a probe ends at its first step this many times slower than the 
 # starting sooner shares the second core with it. Measured on the deep-MNIST tutorial's 2-thread step:
 # shared 23-24 ms, but 36 ms in the three steps after a BLAS-way step, so every re-measurement of the
 # shared way lost, to one thread too; not counting those steps, 863 of 1,000 steps ran shared instead
-# of 73, and the 1,000 steps took 26.1 s instead of 28.4.
-BLAS_SPIN_SECONDS = 0.1
+# of 73, and the 1,000 steps took 26.1 s instead of 28.4. LeNet's split steps after a BLAS-way step ran
+# 8.4-8.7 ms against 6.6-6.9 for 100-120 ms (2^28 cycles is 0.1 s at 2.6 GHz), hence the margin.
+BLAS_SPIN_SECONDS = 0.15
+# the first steps a plan runs a way are not counted: LeNet's first split steps took 11.7-12.4 ms and its
+# first shared ones 14.1-14.8 against 6.7-7.5 settled, and judged by them a plan ran on one thread until
+# its next retry (4-16 s of its steps later)
+WARM_STEPS = 2
 # a plan with several ways of running 2 threads measures a slower one again after this many of its
 # steps, twice as many after each re-measurement it loses (up to MODE_RECHECK_MAX_STEPS). Every
 # re-measurement costs more than its own steps where it ends a BLAS-way step: OpenBLAS's worker then
@@ -174,6 +179,11 @@ class StepTimes:
         self.retry_at = 0.0
         self.free = 1  # the largest count offered by the last choose()
         self.probing: int | None = None  # the count being measured in the coming steps
+        # the count the last completed measurement chose (1, or > 1 for the free count): kept until the
+        # next one, since a step's time drifts by 10-15% over seconds on a shared host, and judging the
+        # running count's newest steps against the other's older ones flipped LeNet's 2-thread steps
+        # (12% faster) to one thread and back every few steps
+        self.decided: int | None = None
         self._probe_left = 0
         self._extensions = 0  # more probes of the count: one per way of running it not measured yet
         # the ways its multi-thread steps can run (the newest first: measured first), the way the
@@ -185,6 +195,8 @@ class StepTimes:
         # per way: its steps between re-measurements, and the step of the plan when it is next measured
         self._recheck_every: dict[str, int] = {BLAS: MODE_RECHECK_STEPS}
         self._recheck_at: dict[str, int] = {BLAS: 0}
+        self._running = BLAS  # the way the last judgement chose
+        self._seen: dict[str, int] = {}  # steps run each way
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
         self._spin_until = 0.0  # the end of the last BLAS-way step plus BLAS_SPIN_SECONDS
 
@@ -221,6 +233,15 @@ class StepTimes:
                 return free if seconds <= WAY_MARGIN[way] * one else 1
         return free if self._median(free) <= MARGIN * one else 1
 
+    def _decision(self, free: int) -> int:
+        """The count of the last completed measurement, unless the running count collapsed since (its
+        last steps ABANDON times slower than the other's)."""
+        best = self.preferred(free) if self.decided is None else (free if self.decided > 1 else 1)
+        other = 1 if best > 1 else free
+        if self.recent.get(other) and self._median(best) > ABANDON * self._median(other):
+            best = self.decided = other
+        return best
+
     def _probe(self, threads: int) -> int:
         self.probing, self._probe_left = threads, PROBE_STEPS
         self._extensions = len(self.ways) - 1
@@ -238,7 +259,7 @@ class StepTimes:
         for threads in (free, 1):
             if not self.recent.get(threads):
                 return self._probe(threads)
-        best = self.preferred(free)
+        best = self._decision(free)
         if self.clock < self.retry_at:
             return best
         self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome
@@ -246,7 +267,8 @@ class StepTimes:
             # the retries of `free` threads measure the plan's ways afresh in turn (the newest first):
             # otherwise a way whose steps lost once (LeNet's first shared steps, warming up: 15.8, 11.1,
             # 9.8 ms against 8.3 on one thread, then 7.7) is judged by them for good
-            self.by_way[self.ways[self._remeasure % len(self.ways)]] = []
+            way = self.ways[self._remeasure % len(self.ways)]
+            self.by_way[way], self._recheck_at[way] = [], 0
             self._remeasure += 1
         return self._probe(1 if best == free else free)
 
@@ -256,7 +278,9 @@ class StepTimes:
         split plan's streams may lose to either. Each way is measured over `PROBE_STEPS` steps and the
         fastest median runs; a slower way is measured again after `MODE_RECHECK_STEPS` steps of the plan,
         and after twice as many each time it loses again (a way that wins is back to the shortest wait):
-        load on the machine changes which way wins, but a way that keeps losing costs each time."""
+        load on the machine changes which way wins, but a way that keeps losing costs each time. The way
+        chosen runs until the next judgement (or until its steps collapse, ABANDON times slower than
+        another's), not against the others' older steps at every step (see `decided`)."""
         self._mode_steps += 1
         for way in self.ways:  # due to be measured again (0: being measured, judged when all are)
             if way != self.way and 0 < self._recheck_at[way] <= self._mode_steps:
@@ -265,13 +289,20 @@ class StepTimes:
             if len(self.by_way[way]) < PROBE_STEPS:
                 self.way = way
                 return way
-        self.way = min(self.ways, key=lambda way: _median(self.by_way[way]))
-        for way in self.ways:
-            if way == self.way:
-                self._recheck_every[way] = MODE_RECHECK_STEPS
-            elif self._recheck_at[way] == 0:  # just measured, and lost
-                self._recheck_at[way] = self._mode_steps + self._recheck_every[way]
-                self._recheck_every[way] = min(2 * self._recheck_every[way], MODE_RECHECK_MAX_STEPS)
+        best = min(self.ways, key=lambda way: _median(self.by_way[way]))
+        running = self._running if self._running in self.ways else best
+        others = [_median(self.by_way[way]) for way in self.ways if way != running]
+        collapsing = bool(others) and _median(self.by_way[running]) > ABANDON * min(others)
+        if collapsing or any(self._recheck_at[way] == 0 for way in self.ways):  # a measurement ended: judge
+            for way in self.ways:
+                if way == best:
+                    self._recheck_every[way] = MODE_RECHECK_STEPS
+                    self._recheck_at[way] = self._mode_steps + MODE_RECHECK_STEPS
+                elif self._recheck_at[way] == 0 or way == running:  # just measured (or ran), and lost
+                    self._recheck_at[way] = self._mode_steps + self._recheck_every[way]
+                    self._recheck_every[way] = min(2 * self._recheck_every[way], MODE_RECHECK_MAX_STEPS)
+            running = best
+        self._running = self.way = running
         return self.way
 
     def record(self, threads: int, seconds: float, now: float, shared: bool = False) -> None:
@@ -289,6 +320,9 @@ class StepTimes:
         elif threads > 1 and now - seconds < self._spin_until:
             return  # BLAS's worker still spun on the second core: says nothing of this way
         if threads > 1 and len(self.ways) > 1 and not first_sharing:
+            self._seen[self.way] = self._seen.get(self.way, 0) + 1
+            if self._seen[self.way] <= WARM_STEPS:
+                return  # the way's first steps: its helper thread starting, its buffers first touched
             mine = self.by_way[self.way]
             mine.append(seconds)
             del mine[:-WAY_WINDOW]
@@ -314,7 +348,8 @@ class StepTimes:
         self.probing = None
         if not self.recent.get(1) or not self.recent.get(self.free):
             return  # the first count measured: nothing to compare yet
-        won = self.preferred(self.free) == threads  # a win resets the wait, a loss doubles it
+        self.decided = self.preferred(self.free)
+        won = self.decided == threads  # a win resets the wait, a loss doubles it
         self.wait = RETRY_SECONDS if won else min(self.wait * 2, RETRY_MAX_SECONDS)
         self.retry_at = self.clock + self.wait
 

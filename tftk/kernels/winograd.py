@@ -38,6 +38,7 @@ every sum is fixed, so results are bit-identical run after run.
 
 from __future__ import annotations
 
+import math
 import threading
 from fractions import Fraction
 from functools import lru_cache
@@ -71,6 +72,7 @@ _POINTS = (Fraction(0), Fraction(1), Fraction(-1), Fraction(2), Fraction(-2), Fr
 
 
 _local = threading.local()
+MAX_VIEWS = 256  # scratch views kept per thread
 
 
 def _buffer(name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -79,16 +81,28 @@ def _buffer(name: str, shape: tuple[int, ...]) -> np.ndarray:
     Fresh 5-15 MB arrays each call cost more in page faults than the transforms themselves (a deep-MNIST
     forward took 14.9 ms with new arrays, ~7 ms with these). Aligned to a cache line (malloc's large
     blocks start 16 bytes past one), so the transforms' 64-byte vectors do not straddle two lines.
+    A view once made is kept for its shape: a call asks for ~6 views a chunk, and the Python that
+    sized and sliced them each time held the GIL that a second thread's kernel calls wait for.
     """
-    held = getattr(_local, "buffers", None)
-    if held is None:
-        held = _local.buffers = {}
-    size = int(np.prod(shape))
+    views = getattr(_local, "views", None)
+    if views is None:
+        views = _local.views = {}
+        _local.buffers = {}
+    view = views.get((name, shape))
+    if view is not None:
+        return view
+    held = _local.buffers
+    size = math.prod(shape)
     if name not in held or held[name].size < size:
         raw = np.empty(size + CACHE_LINE, dtype=np.float32)
         first = (-raw.ctypes.data % (CACHE_LINE * 4)) // 4
         held[name] = raw[first:first + size]
-    return held[name][:size].reshape(shape)
+        for key in [key for key in views if key[0] == name]:  # views of the smaller array
+            del views[key]
+    if len(views) >= MAX_VIEWS:  # calls of many shapes (a varying batch): start over
+        views.clear()
+    view = views[(name, shape)] = held[name][:size].reshape(shape)
+    return view
 
 
 @lru_cache(maxsize=None)
@@ -422,7 +436,7 @@ def _pad_to_hwnc(x, b0, top, left, out):  # pragma: no cover - compiled
 class _Tiling:
     """One convolution's tiles: outputs [oh, ow] in ny x nx tiles of TILE, the padded input that covers them."""
 
-    def __init__(self, x_shape: tuple[int, ...], r: int, pads: tuple[Pair, Pair], channels: int):
+    def __init__(self, x_shape: tuple[int, ...], r: int, pads: tuple[Pair, Pair], channels: int, chunk_bytes: int):
         self.n, self.h, self.w, self.c = (int(d) for d in x_shape)
         (self.top, bottom), (self.left, right) = pads
         self.r = r
@@ -432,11 +446,8 @@ class _Tiling:
         self.hp, self.wp = self.ny * TILE + r - 1, self.nx * TILE + r - 1
         self.alpha = TILE + r - 1
         per_image = self.alpha ** 2 * self.ny * self.nx * max(self.c, channels) * 4
-        self.chunk = max(1, min(self.n, CHUNK_BYTES // per_image))
-
-    def chunks(self):
-        for b0 in range(0, self.n, self.chunk):
-            yield b0, min(b0 + self.chunk, self.n)
+        chunk = max(1, min(self.n, chunk_bytes // per_image))
+        self.chunks = [(b0, min(b0 + chunk, self.n)) for b0 in range(0, self.n, chunk)]
 
     def padded_hwnc(self, x: np.ndarray, b0: int, b1: int) -> np.ndarray:
         """Images b0..b1-1 of x, zero-padded to [hp, wp] and laid out [hp, wp * images * channels]."""
@@ -462,6 +473,12 @@ class _Tiling:
         return out[:, :tiles]
 
 
+@lru_cache(maxsize=256)
+def _tiling(x_shape: tuple[int, ...], r: int, pads: tuple[Pair, Pair], channels: int, chunk_bytes: int) -> _Tiling:
+    """The `_Tiling` of a geometry, made once: a training step convolves the same shapes every time."""
+    return _Tiling(x_shape, r, pads, channels, chunk_bytes)
+
+
 def _filter_tiles(w: np.ndarray, g: np.ndarray) -> np.ndarray:
     """U[a*n + b, c, o] = (G w[:, :, c, o] G^T)[a, b], computed in float64 and rounded once.
 
@@ -477,11 +494,11 @@ def _filter_tiles(w: np.ndarray, g: np.ndarray) -> np.ndarray:
 def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[Pair, Pair]) -> np.ndarray:
     """Stride-1 Conv2D of float32 NHWC x with an r x r HWIO filter (see `applies`), by F(4x4, r x r)."""
     r, co = w.shape[0], w.shape[3]
-    t = _Tiling(x.shape, r, pads, co)
+    t = _tiling(x.shape, r, pads, co, CHUNK_BYTES)
     x = np.ascontiguousarray(x)
     u = _filter_tiles(w, transforms(TILE, r)[1])
     y = np.empty((t.n, t.oh, t.ow, co), dtype=np.float32)
-    for b0, b1 in t.chunks():
+    for b0, b1 in t.chunks:
         images = b1 - b0
         v = t.input_tiles(t.padded_hwnc(x, b0, b1), TILE, r, 2, images * t.c, "tiles")
         prod = _buffer("products", (t.alpha ** 2, t.ny * t.nx * images * co))  # [(a, b), (tile, image, o)]
@@ -516,13 +533,13 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
     """Conv2DBackpropFilter by F(r x r, 4x4): each dy tile's contribution, summed over tiles before the output
     transform."""
     r, co = filter_shape[0], filter_shape[3]
-    t = _Tiling(x.shape, r, pads, co)
+    t = _tiling(x.shape, r, pads, co, CHUNK_BYTES)
     x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
     at = transforms(r, TILE)[0]  # r outputs (filter taps) from a 4-tap "filter" (a dy tile)
     n = t.alpha
     total = np.zeros((n * n, t.c, co), dtype=np.float32)
     part = np.empty_like(total)
-    for b0, b1 in t.chunks():
+    for b0, b1 in t.chunks:
         images = b1 - b0
         v = t.input_tiles(t.padded_hwnc(x, b0, b1), r, TILE, 2, images * t.c, "tiles")
         dyp = _buffer("gradient", (t.ny * TILE, t.nx * TILE, images, co))

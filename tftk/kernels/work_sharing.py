@@ -34,11 +34,12 @@ import os
 import queue
 import threading
 import time
+from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["set_workers", "workers", "shareable_calls", "batch_ranges", "run", "stacked", "summed",
+__all__ = ["set_workers", "workers", "shareable_calls", "count_shareable", "batch_ranges", "cut", "run", "stacked", "summed",
            "stop_helper"]
 
 # Least work of one piece: ~0.2-0.6 ms at the 30-120 GFLOP/s the conv kernels reach on one Zen 4 core,
@@ -83,20 +84,34 @@ def shareable_calls() -> int:
 
 
 def batch_ranges(images: int, flops_per_image: float, fixed_flops: float = 0.0) -> list[tuple[int, int]]:
+    """`cut`'s ranges, counting the call among `shareable_calls` where it makes more than one."""
+    ranges = cut(images, flops_per_image, fixed_flops)
+    if len(ranges) > 1:
+        count_shareable()
+    return list(ranges)
+
+
+def count_shareable() -> None:
+    """Count one kernel call big enough to share (see `shareable_calls`)."""
+    _local.shareable = shareable_calls() + 1
+
+
+@lru_cache(maxsize=1024)
+def cut(images: int, flops_per_image: float, fixed_flops: float = 0.0) -> tuple[tuple[int, int], ...]:
     """Image ranges [b0, b1) covering `images` images, each of at least `PIECE_FLOPS` and of at least
     `FIXED_RATIO` times `fixed_flops` (the work a call costs whatever its size, in flops of the same
     kernel); one range where the call is too small to share. The first range is longer than the
     others by about `HEAD_START_FLOPS` (by a quarter of a range at most). Depends on the sizes only,
-    never on the worker count, so a call is cut the same way on any thread count."""
+    never on the worker count, so a call is cut the same way on any thread count; computed once per
+    size (a step makes the same calls every time)."""
     total = images * flops_per_image
     pieces = int(min(images, total / max(PIECE_FLOPS, FIXED_RATIO * fixed_flops) + 0.5))
     if pieces < 2:
-        return [(0, images)]
-    _local.shareable = shareable_calls() + 1
+        return ((0, images),)
     head = min(int(HEAD_START_FLOPS / (2.0 * max(flops_per_image, 1.0)) + 0.5), images // pieces // 4)
     first = images // pieces + head
     bounds = [0] + [first + (images - first) * k // (pieces - 1) for k in range(pieces)]
-    return list(zip(bounds[:-1], bounds[1:]))
+    return tuple(zip(bounds[:-1], bounds[1:]))
 
 
 _FREE, _TAKEN, _COMMITTING, _DONE = range(4)  # a piece's state

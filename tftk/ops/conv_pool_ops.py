@@ -10,6 +10,8 @@ ops, so their gradients are those ops'.
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -83,10 +85,17 @@ def _rank4(x: Tensor, what: str, op_type: str) -> list[int | None]:
 
 def _geometry(attrs: dict, in_hw: Sequence[int], k_hw: Sequence[int]) -> tuple[tuple[int, int], tuple]:
     """Output (h, w) and pads ((top, bottom), (left, right)) of a window op with TF's padding rule."""
+    return _window_geometry(tuple(in_hw), tuple(k_hw), tuple(attrs["strides"][:2]),
+                            tuple(attrs.get("dilations", (1, 1))[:2]), attrs["padding"])
+
+
+@functools.lru_cache(maxsize=1024)
+def _window_geometry(in_hw: tuple[int, int], k_hw: tuple[int, int], strides: tuple[int, int],
+                     dil: tuple[int, int], padding: str) -> tuple[tuple[int, int], tuple]:
+    """`_geometry` of hashable sizes, computed once per geometry: kernels ask for it at every call."""
     from tftk.kernels.conv import conv_output_size
-    dil = attrs.get("dilations", (1, 1))
-    oh, *pad_h = conv_output_size(in_hw[0], k_hw[0], attrs["strides"][0], dil[0], attrs["padding"])
-    ow, *pad_w = conv_output_size(in_hw[1], k_hw[1], attrs["strides"][1], dil[1], attrs["padding"])
+    oh, *pad_h = conv_output_size(in_hw[0], k_hw[0], strides[0], dil[0], padding)
+    ow, *pad_w = conv_output_size(in_hw[1], k_hw[1], strides[1], dil[1], padding)
     return (oh, ow), (tuple(pad_h), tuple(pad_w))
 
 
@@ -147,15 +156,27 @@ def _conv_pieces(x_shape: Sequence[int], out_hw: Sequence[int], filter_shape: Se
 
     A call that runs by Winograd stays whole where its pieces would be too small for it (they would
     take the slower im2col path, with other rounding)."""
+    from tftk.kernels import work_sharing
+    ranges, shareable = _conv_ranges(tuple(x_shape), tuple(out_hw), tuple(filter_shape), np.dtype(dtype),
+                                     tuple(strides), tuple(dilations))
+    if shareable:
+        work_sharing.count_shareable()
+    return list(ranges)
+
+
+@functools.lru_cache(maxsize=1024)
+def _conv_ranges(x_shape: tuple[int, ...], out_hw: tuple[int, int], filter_shape: tuple[int, ...], dtype: np.dtype,
+                 strides: tuple[int, ...], dilations: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], bool]:
+    """`_conv_pieces` computed once per geometry, and whether the call was big enough to share."""
     from tftk.kernels import winograd, work_sharing
-    weights = float(np.prod(filter_shape))
-    ranges = work_sharing.batch_ranges(x_shape[0], 2.0 * out_hw[0] * out_hw[1] * weights,
-                                       _FIXED_FLOPS_PER_WEIGHT * weights)
+    weights = float(math.prod(filter_shape))
+    ranges = work_sharing.cut(x_shape[0], 2.0 * out_hw[0] * out_hw[1] * weights, _FIXED_FLOPS_PER_WEIGHT * weights)
+    shareable = len(ranges) > 1
     smallest = (min(b1 - b0 for b0, b1 in ranges),) + tuple(x_shape[1:])
     if winograd.applies(dtype, x_shape, filter_shape, strides, dilations) \
             and not winograd.applies(dtype, smallest, filter_shape, strides, dilations):
-        return [(0, x_shape[0])]
-    return ranges
+        return ((0, x_shape[0]),), shareable
+    return tuple(ranges), shareable
 
 
 def _bind_conv2d(op, ctx):
