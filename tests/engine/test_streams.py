@@ -291,3 +291,49 @@ def test_several_fetches_made_on_the_helpers_stream_come_back(monkeypatch):
             for got, want in zip(sess.run(fetches, feed), expected):
                 np.testing.assert_array_equal(got, want)
             assert spawned == [1]
+
+
+# ---- the caller's steps that run alone share their calls ------------------------------------------
+
+def test_the_schedule_names_the_callers_steps_no_helper_step_overlaps():
+    deps, costs = [set(), {0}, {0}, {1, 2}], [1.0, 1.0, 1.0, 1.0]  # a fork, two branches side by side, a join
+    planned = streams.schedule(deps, costs, sync=0.0)
+    (branch,) = [i for i in (1, 2) if i in planned.streams[0]]
+    assert planned.alone == frozenset(planned.streams[0]) - {branch}
+    assert {0, 3} <= planned.alone
+
+
+def test_steps_that_run_alone_get_two_work_sharing_workers_and_the_rest_one():
+    """The caller's steps listed as shared run with 2 workers (their big calls cut in pieces); its other
+    steps, the helper's, and whatever follows a failed run, with 1."""
+    from tftk.kernels import work_sharing
+    seen = {}
+
+    def record(name):
+        def run(x):
+            seen[name] = work_sharing.workers()
+            if name == "fails" and x[0] < 0:
+                raise ValueError("negative")
+            return x
+        return run
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [4])
+        first = tf.py_func(record("first"), [x], tf.float32, name="first")
+        left = tf.py_func(record("left"), [first], tf.float32, name="left")
+        right = tf.py_func(record("right"), [first], tf.float32, name="right")
+        last = tf.py_func(record("fails"), [left + right], tf.float32, name="last")
+        with tf.Session(config=ONE_THREAD) as sess:
+            feed = {x: np.ones(4, np.float32)}
+            plan = _plan(sess, last, feed)
+            deps = streams.dependencies(plan)
+            on_helper = {_index(plan, "right/PyFunc")}
+            order = ([i for i in range(len(plan.steps)) if i not in on_helper], sorted(on_helper))
+            shared = frozenset({_index(plan, "first/PyFunc"), _index(plan, "last/PyFunc")})
+            plan.function = codegen.compile_streams(plan, order, deps, shared)
+            sess.run(last, feed)
+            assert seen == {"first": 2, "left": 1, "right": 1, "fails": 2}
+            with pytest.raises(errors.InvalidArgumentError, match="negative"):
+                sess.run(last, {x: -np.ones(4, np.float32)})
+            assert work_sharing.workers() == 1

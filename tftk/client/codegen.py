@@ -19,6 +19,7 @@ import numpy as np
 from tftk.client import side_thread
 from tftk.client.plan import Action, Plan, Step
 from tftk.framework import errors
+from tftk.kernels import work_sharing
 
 __all__ = ["compile_plan", "compile_streams", "compile_timed", "plan_source", "slot_name", "unbound_slot",
            "uninitialized"]
@@ -111,7 +112,8 @@ def _serial(plan: Plan, timed: bool) -> Callable:
     return _compile(plan, [f"def _plan({params}):"] + body + [_results(plan)], line_steps, namespace, "_plan")
 
 
-def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list[set[int]]) -> Callable:
+def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list[set[int]],
+                    shared: frozenset[int] = frozenset()) -> Callable:
     """`plan`'s steps as two streams (`tftk.client.streams`): returns a function called as
     `plan.function` that runs `streams[0]` (step indices in run order) itself and `streams[1]` on the
     helper thread (`tftk.client.side_thread`), each step after the steps of the other stream it depends
@@ -121,7 +123,9 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
     wait of its stream already covered that one; a value made in one stream and read in the other
     goes through a list shared by both (`_x`), written by the producer before it releases its latch,
     taken (and the list's reference dropped) by the reader's first use. Each stream releases its own
-    names after their last use in it, as `compile_plan` does."""
+    names after their last use in it, as `compile_plan` does. The caller's steps in `shared` run with
+    two work-sharing workers (`tftk.kernels.work_sharing`: their conv calls and big products cut in
+    pieces): the schedule expects the helper's stream idle meanwhile, so the second core is free."""
     steps = plan.steps
     stream_of = {i: s for s, order in enumerate(streams) for i in order}
     position = {i: p for order in streams for p, i in enumerate(order)}
@@ -151,13 +155,14 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
                 transfer[slot] = len(transfer)
     namespace = _namespace(plan)
     namespace.update(_spawn=side_thread.spawn, _join=side_thread.join, _fail=side_thread.fail,
-                     _latches=side_thread.latches, _Aborted=side_thread.Aborted)
+                     _latches=side_thread.latches, _Aborted=side_thread.Aborted, _workers=work_sharing.set_workers)
     sources: list[list[str]] = []
     stream_lines: list[dict[int, Step]] = []  # per stream: body line (from 0) -> its step
     for s, order in enumerate(streams):
         indent = "        " if s == 0 else "    "
         body: list[str] = []
         lines: dict[int, Step] = {}
+        sharing = False
         last_read: dict[int, int] = {}
         for p, i in enumerate(order):
             for slot in _runtime_inputs(steps[i]):
@@ -168,6 +173,9 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
                 body += [f"{indent}_L[{waits[i]}].acquire()", f"{indent}if _st[0] is not None: raise _Aborted"]
             for slot in loads[i]:
                 body += [f"{indent}{slot_name(slot)} = _x[{transfer[slot]}]", f"{indent}_x[{transfer[slot]}] = None"]
+            if s == 0 and (i in shared) != sharing:
+                sharing = not sharing
+                body.append(f"{indent}_workers({2 if sharing else 1})")
             for line in _lines(step, i, namespace):
                 lines[len(body)] = step
                 body.append(indent + line)
@@ -177,6 +185,8 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
             dying = [slot for slot in dict.fromkeys(_runtime_inputs(step) + step.outputs)
                      if slot in producer and slot not in fetched and last_read.get(slot, -1) <= p]
             body += [f"{indent}{slot_name(slot)} = None" for slot in dying]
+        if sharing:
+            body.append(f"{indent}_workers(1)")
         sources.append(body)
         stream_lines.append(lines)
     own = [tuple(latch for i, latch in latch_of.items() if stream_of[i] == s) for s in (0, 1)]
@@ -187,7 +197,8 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
             f"    _L = _latches({len(latch_of)})",
             f"    _job = _spawn(_side, _st, _L, _own_side, (_x, _st, _L{', ' if params else ''}{params}))",
             "    try:"] + (sources[0] or ["        pass"]) + [
-            "    except BaseException as _e:", "        _fail(_e, _job, _own_main)", "    _join(_job)"]
+            "    except BaseException as _e:"] + (["        _workers(1)"] if shared else []) + [
+            "        _fail(_e, _job, _own_main)", "    _join(_job)"]
     main += [f"    {slot_name(slot)} = _x[{transfer[slot]}]" for slot in late]
     # line numbers from 1: the side function's body starts on line 2, the caller's after its 6 first lines
     numbered = {**{line + 2: step for line, step in stream_lines[1].items()},
