@@ -122,6 +122,10 @@ def test_conv_kernels_dispatch_to_winograd(case):
                                   winograd.conv2d_backprop_input(dy, w, x.shape, pads))
     np.testing.assert_array_equal(conv2d_backprop_filter(x, dy, w.shape, (1, 1), pads),
                                   winograd.conv2d_backprop_filter(x, dy, w.shape, pads))
+    as_lists = [list(pad) for pad in pads]  # pads given as lists: the same results (tilings are cached by geometry)
+    np.testing.assert_array_equal(winograd.conv2d(x, w, as_lists), winograd.conv2d(x, w, pads))
+    np.testing.assert_array_equal(winograd.conv2d_backprop_filter(x, dy, w.shape, as_lists),
+                                  winograd.conv2d_backprop_filter(x, dy, w.shape, pads))
 
 
 @pytest.mark.parametrize("case", [CASES[0], CASES[2]])

@@ -213,6 +213,16 @@ def test_the_head_start_is_never_more_than_a_quarter_of_a_piece(monkeypatch):
     assert work_sharing.batch_ranges(8, 1e5) == [(b, b + 1) for b in range(8)]  # head start: 30 images
 
 
+def test_cuts_made_once_per_size_follow_the_constants_in_force(monkeypatch):
+    """The cuts are cached per size; a result made under other constants is not reused."""
+    assert work_sharing.batch_ranges(8, 1e5) == [(0, 8)]  # too small to share
+    assert conv_pool_ops._conv_pieces((8, 9, 11, 3), (9, 11), (3, 3, 3, 5), np.float32, (1, 1), (1, 1)) == [(0, 8)]
+    monkeypatch.setattr(work_sharing, "PIECE_FLOPS", 1e4)
+    monkeypatch.setattr(work_sharing, "FIXED_RATIO", 0.0)
+    assert len(work_sharing.batch_ranges(8, 1e5)) == 8
+    assert len(conv_pool_ops._conv_pieces((8, 9, 11, 3), (9, 11), (3, 3, 3, 5), np.float32, (1, 1), (1, 1))) > 1
+
+
 CONV_CASES = [  # x shape, filter shape, strides, padding, dtype, piece flops (None: as set)
     ((64, 28, 28, 1), (5, 5, 1, 16), (1, 1), "SAME", np.float32, None),  # LeNet's layers: im2col
     ((64, 14, 14, 16), (5, 5, 16, 32), (1, 1), "SAME", np.float32, None),  # Winograd

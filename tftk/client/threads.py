@@ -81,9 +81,9 @@ ABANDON = 2.0  # a probe ends at its first step this many times slower than the 
 # of 73, and the 1,000 steps took 26.1 s instead of 28.4. LeNet's split steps after a BLAS-way step ran
 # 8.4-8.7 ms against 6.6-6.9 for 100-120 ms (2^28 cycles is 0.1 s at 2.6 GHz), hence the margin.
 BLAS_SPIN_SECONDS = 0.15
-# the first steps a plan runs a way are not counted: LeNet's first split steps took 11.7-12.4 ms and its
-# first shared ones 14.1-14.8 against 6.7-7.5 settled, and judged by them a plan ran on one thread until
-# its next retry (4-16 s of its steps later)
+# the first steps a plan runs a way, once it has several, are not counted (BLAS's too, though warm by
+# then): LeNet's first split steps took 11.7-12.4 ms and its first shared ones 14.1-14.8 against 6.7-7.5
+# settled, and judged by them a plan ran on one thread until its next retry (4-16 s of its steps later)
 WARM_STEPS = 2
 # a plan with several ways of running 2 threads measures a slower one again after this many of its
 # steps, twice as many after each re-measurement it loses (up to MODE_RECHECK_MAX_STEPS). Every
@@ -171,10 +171,11 @@ class StepTimes:
         self.recent: dict[int, list[float]] = {}  # thread count -> its last PROBE_STEPS step times
         self.runs = 0
         self.wait = RETRY_SECONDS
-        # the plan's own clock: the seconds its counted steps took. The losing count is measured again
-        # after a wait on this clock, not on the wall's: a plan run now and then (an eval plan, a
-        # benchmark's rounds interleaved with another framework's) otherwise re-measures at every run
-        # once the wall time passed, and its probes cost a share of its steps no longer bounded by the wait
+        # the plan's own clock: the seconds its steps took (all but the compiling run). The losing count
+        # is measured again after a wait on this clock, not on the wall's: a plan run now and then (an
+        # eval plan, a benchmark's rounds interleaved with another framework's) otherwise re-measures at
+        # every run once the wall time passed, and its probes cost a share of its steps no longer
+        # bounded by the wait
         self.clock = 0.0
         self.retry_at = 0.0
         self.free = 1  # the largest count offered by the last choose()
@@ -187,7 +188,7 @@ class StepTimes:
         self._probe_left = 0
         self._extensions = 0  # more probes of the count: one per way of running it not measured yet
         # the ways its multi-thread steps can run (the newest first: measured first), the way the
-        # current step runs, and each way's last PROBE_STEPS step times
+        # current step runs, and each way's last step times (WAY_WINDOW of the running way's)
         self.ways: list[str] = [BLAS]
         self.way = BLAS
         self.by_way: dict[str, list[float]] = {BLAS: []}
@@ -276,28 +277,27 @@ class StepTimes:
         """For a multi-thread step of a plan with several ways of running it (`ways`): which runs. A plan
         sharing its conv calls may gain more from BLAS's threads on deep-MNIST's 3136x1024 products; a
         split plan's streams may lose to either. Each way is measured over `PROBE_STEPS` steps and the
-        fastest median runs; a slower way is measured again after `MODE_RECHECK_STEPS` steps of the plan,
+        fastest median runs; a slower way is measured again after `MODE_RECHECK_STEPS` 2-thread steps of the plan,
         and after twice as many each time it loses again (a way that wins is back to the shortest wait):
         load on the machine changes which way wins, but a way that keeps losing costs each time. The way
         chosen runs until the next judgement (or until its steps collapse, ABANDON times slower than
         another's), not against the others' older steps at every step (see `decided`)."""
         self._mode_steps += 1
         for way in self.ways:  # due to be measured again (0: being measured, judged when all are)
-            if way != self.way and 0 < self._recheck_at[way] <= self._mode_steps:
+            if way not in (self.way, self._running) and 0 < self._recheck_at[way] <= self._mode_steps:
                 self.by_way[way], self._recheck_at[way] = [], 0
         for way in self.ways:
             if len(self.by_way[way]) < PROBE_STEPS:
                 self.way = way
                 return way
         best = min(self.ways, key=lambda way: _median(self.by_way[way]))
-        running = self._running if self._running in self.ways else best
+        running = self._running
         others = [_median(self.by_way[way]) for way in self.ways if way != running]
         collapsing = bool(others) and _median(self.by_way[running]) > ABANDON * min(others)
         if collapsing or any(self._recheck_at[way] == 0 for way in self.ways):  # a measurement ended: judge
             for way in self.ways:
                 if way == best:
                     self._recheck_every[way] = MODE_RECHECK_STEPS
-                    self._recheck_at[way] = self._mode_steps + MODE_RECHECK_STEPS
                 elif self._recheck_at[way] == 0 or way == running:  # just measured (or ran), and lost
                     self._recheck_at[way] = self._mode_steps + self._recheck_every[way]
                     self._recheck_every[way] = min(2 * self._recheck_every[way], MODE_RECHECK_MAX_STEPS)

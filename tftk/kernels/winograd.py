@@ -447,7 +447,7 @@ class _Tiling:
         self.alpha = TILE + r - 1
         per_image = self.alpha ** 2 * self.ny * self.nx * max(self.c, channels) * 4
         chunk = max(1, min(self.n, chunk_bytes // per_image))
-        self.chunks = [(b0, min(b0 + chunk, self.n)) for b0 in range(0, self.n, chunk)]
+        self.chunks = tuple((b0, min(b0 + chunk, self.n)) for b0 in range(0, self.n, chunk))
 
     def padded_hwnc(self, x: np.ndarray, b0: int, b1: int) -> np.ndarray:
         """Images b0..b1-1 of x, zero-padded to [hp, wp] and laid out [hp, wp * images * channels]."""
@@ -494,7 +494,7 @@ def _filter_tiles(w: np.ndarray, g: np.ndarray) -> np.ndarray:
 def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[Pair, Pair]) -> np.ndarray:
     """Stride-1 Conv2D of float32 NHWC x with an r x r HWIO filter (see `applies`), by F(4x4, r x r)."""
     r, co = w.shape[0], w.shape[3]
-    t = _tiling(x.shape, r, pads, co, CHUNK_BYTES)
+    t = _tiling(tuple(x.shape), r, (tuple(pads[0]), tuple(pads[1])), co, CHUNK_BYTES)
     x = np.ascontiguousarray(x)
     u = _filter_tiles(w, transforms(TILE, r)[1])
     y = np.empty((t.n, t.oh, t.ow, co), dtype=np.float32)
@@ -533,7 +533,7 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
     """Conv2DBackpropFilter by F(r x r, 4x4): each dy tile's contribution, summed over tiles before the output
     transform."""
     r, co = filter_shape[0], filter_shape[3]
-    t = _tiling(x.shape, r, pads, co, CHUNK_BYTES)
+    t = _tiling(tuple(x.shape), r, (tuple(pads[0]), tuple(pads[1])), co, CHUNK_BYTES)
     x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
     at = transforms(r, TILE)[0]  # r outputs (filter taps) from a 4-tap "filter" (a dy tile)
     n = t.alpha

@@ -39,8 +39,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["set_workers", "workers", "shareable_calls", "count_shareable", "batch_ranges", "cut", "run", "stacked", "summed",
-           "stop_helper"]
+__all__ = ["set_workers", "workers", "shareable_calls", "count_shareable", "batch_ranges", "cut", "tuning",
+           "run", "stacked", "summed", "stop_helper"]
 
 # Least work of one piece: ~0.2-0.6 ms at the 30-120 GFLOP/s the conv kernels reach on one Zen 4 core,
 # well above the ~10-30 us of Python a kernel call costs (a piece held by a late helper is overtaken).
@@ -96,7 +96,11 @@ def count_shareable() -> None:
     _local.shareable = shareable_calls() + 1
 
 
-@lru_cache(maxsize=1024)
+def tuning() -> tuple[float, float, float]:
+    """The constants `cut` reads, as a cache key: results cached under other values are not reused."""
+    return PIECE_FLOPS, FIXED_RATIO, HEAD_START_FLOPS
+
+
 def cut(images: int, flops_per_image: float, fixed_flops: float = 0.0) -> tuple[tuple[int, int], ...]:
     """Image ranges [b0, b1) covering `images` images, each of at least `PIECE_FLOPS` and of at least
     `FIXED_RATIO` times `fixed_flops` (the work a call costs whatever its size, in flops of the same
@@ -104,11 +108,17 @@ def cut(images: int, flops_per_image: float, fixed_flops: float = 0.0) -> tuple[
     others by about `HEAD_START_FLOPS` (by a quarter of a range at most). Depends on the sizes only,
     never on the worker count, so a call is cut the same way on any thread count; computed once per
     size (a step makes the same calls every time)."""
+    return _cut(images, flops_per_image, fixed_flops, *tuning())
+
+
+@lru_cache(maxsize=1024)
+def _cut(images: int, flops_per_image: float, fixed_flops: float, piece_flops: float, fixed_ratio: float,
+         head_start_flops: float) -> tuple[tuple[int, int], ...]:
     total = images * flops_per_image
-    pieces = int(min(images, total / max(PIECE_FLOPS, FIXED_RATIO * fixed_flops) + 0.5))
+    pieces = int(min(images, total / max(piece_flops, fixed_ratio * fixed_flops) + 0.5))
     if pieces < 2:
         return ((0, images),)
-    head = min(int(HEAD_START_FLOPS / (2.0 * max(flops_per_image, 1.0)) + 0.5), images // pieces // 4)
+    head = min(int(head_start_flops / (2.0 * max(flops_per_image, 1.0)) + 0.5), images // pieces // 4)
     first = images // pieces + head
     bounds = [0] + [first + (images - first) * k // (pieces - 1) for k in range(pieces)]
     return tuple(zip(bounds[:-1], bounds[1:]))

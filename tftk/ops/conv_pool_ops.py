@@ -156,9 +156,10 @@ def _conv_pieces(x_shape: Sequence[int], out_hw: Sequence[int], filter_shape: Se
 
     A call that runs by Winograd stays whole where its pieces would be too small for it (they would
     take the slower im2col path, with other rounding)."""
-    from tftk.kernels import work_sharing
+    from tftk.kernels import winograd, work_sharing
     ranges, shareable = _conv_ranges(tuple(x_shape), tuple(out_hw), tuple(filter_shape), np.dtype(dtype),
-                                     tuple(strides), tuple(dilations))
+                                     tuple(strides), tuple(dilations), work_sharing.tuning(),
+                                     (_FIXED_FLOPS_PER_WEIGHT, winograd.MIN_CHANNELS, winograd.MIN_ROWS))
     if shareable:
         work_sharing.count_shareable()
     return list(ranges)
@@ -166,8 +167,11 @@ def _conv_pieces(x_shape: Sequence[int], out_hw: Sequence[int], filter_shape: Se
 
 @functools.lru_cache(maxsize=1024)
 def _conv_ranges(x_shape: tuple[int, ...], out_hw: tuple[int, int], filter_shape: tuple[int, ...], dtype: np.dtype,
-                 strides: tuple[int, ...], dilations: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], bool]:
-    """`_conv_pieces` computed once per geometry, and whether the call was big enough to share."""
+                 strides: tuple[int, ...], dilations: tuple[int, ...], *tuning: tuple
+                 ) -> tuple[tuple[tuple[int, int], ...], bool]:
+    """`_conv_pieces` computed once per geometry, and whether the call was big enough to share; `tuning`:
+    the constants it reads (the cut's, this module's and Winograd's), so that no result cached under
+    other values is reused."""
     from tftk.kernels import winograd, work_sharing
     weights = float(math.prod(filter_shape))
     ranges = work_sharing.cut(x_shape[0], 2.0 * out_hw[0] * out_hw[1] * weights, _FIXED_FLOPS_PER_WEIGHT * weights)
