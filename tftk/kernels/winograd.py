@@ -473,10 +473,13 @@ class _Tiling:
         return out[:, :tiles]
 
 
-@lru_cache(maxsize=256)
-def _tiling(x_shape: tuple[int, ...], r: int, pads: tuple[Pair, Pair], channels: int, chunk_bytes: int) -> _Tiling:
-    """The `_Tiling` of a geometry, made once: a training step convolves the same shapes every time."""
-    return _Tiling(x_shape, r, pads, channels, chunk_bytes)
+def _tiling(x_shape: tuple[int, ...], r: int, pads: tuple[Pair, Pair], channels: int) -> _Tiling:
+    """The `_Tiling` of a geometry, made once (a training step convolves the same shapes every time);
+    keyed by hashable copies of the sizes, and by `CHUNK_BYTES` as it is now."""
+    return _made_tiling(tuple(x_shape), r, (tuple(pads[0]), tuple(pads[1])), channels, CHUNK_BYTES)
+
+
+_made_tiling = lru_cache(maxsize=256)(_Tiling)
 
 
 def _filter_tiles(w: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -494,7 +497,7 @@ def _filter_tiles(w: np.ndarray, g: np.ndarray) -> np.ndarray:
 def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[Pair, Pair]) -> np.ndarray:
     """Stride-1 Conv2D of float32 NHWC x with an r x r HWIO filter (see `applies`), by F(4x4, r x r)."""
     r, co = w.shape[0], w.shape[3]
-    t = _tiling(tuple(x.shape), r, (tuple(pads[0]), tuple(pads[1])), co, CHUNK_BYTES)
+    t = _tiling(x.shape, r, pads, co)
     x = np.ascontiguousarray(x)
     u = _filter_tiles(w, transforms(TILE, r)[1])
     y = np.empty((t.n, t.oh, t.ow, co), dtype=np.float32)
@@ -533,7 +536,7 @@ def conv2d_backprop_filter(x: np.ndarray, dy: np.ndarray, filter_shape: tuple[in
     """Conv2DBackpropFilter by F(r x r, 4x4): each dy tile's contribution, summed over tiles before the output
     transform."""
     r, co = filter_shape[0], filter_shape[3]
-    t = _tiling(tuple(x.shape), r, (tuple(pads[0]), tuple(pads[1])), co, CHUNK_BYTES)
+    t = _tiling(x.shape, r, pads, co)
     x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
     at = transforms(r, TILE)[0]  # r outputs (filter taps) from a 4-tap "filter" (a dy tile)
     n = t.alpha
