@@ -10,6 +10,7 @@ import pytest
 
 import tftk as tf
 from tftk.client import codegen, side_thread, streams
+from tftk.client import threads as thread_policy
 from tftk.framework import errors
 
 
@@ -237,6 +238,7 @@ def test_an_error_in_either_stream_names_its_op_and_stops_both(failing_stream, m
 
 def test_a_two_thread_session_measures_splits_and_runs_its_plan_both_ways(monkeypatch):
     monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
+    monkeypatch.setattr(thread_policy, "WARM_SECONDS", 0.0)  # its dozen sub-millisecond steps: all warming else
     monkeypatch.setattr(streams, "MIN_PLAN_SECONDS", 0.0)
     monkeypatch.setattr(streams, "MIN_GAIN", 1.0)
     feeds = [np.random.default_rng(i).random((16, 12), dtype=np.float32) for i in range(12)]

@@ -108,6 +108,8 @@ def test_the_measured_faster_count_runs(plan_seconds, settles_on):
     ({1: 0.0160, 2: 0.0157}, 1),  # within noise of one thread
 ])
 def test_a_plan_sharing_its_calls_takes_a_smaller_gain(plan_seconds, settles_on):
+    """(Two threads losing narrowly are measured again at the shortest wait, as they cost next to nothing:
+    a count measured slow while the process warms up is not kept off for long.)"""
     times, clock = threads.StepTimes(), [0.0]
     used = []
     for _ in range(400):
@@ -116,7 +118,7 @@ def test_a_plan_sharing_its_calls_takes_a_smaller_gain(plan_seconds, settles_on)
         times.record(n, plan_seconds[n], clock[0], shared=True)
         used.append(n)
     later = used[1 + 2 * threads.PROBE_STEPS:]
-    assert times.shares_work and later.count(settles_on) >= 0.8 * len(later)
+    assert times.shares_work and later.count(settles_on) >= 0.7 * len(later)
 
 
 def test_a_sharing_plan_follows_the_run_queue(machine):
@@ -296,9 +298,9 @@ def test_a_sharing_plan_measures_both_ways_of_running_two_threads(mode_seconds, 
         clock += mode_seconds[mode]
         times.record(2, mode_seconds[mode], clock, shared=True)
         used.append(mode)
-    probe = threads.PROBE_STEPS + threads.WARM_STEPS  # a way's first steps are not counted
-    assert used[:2 * probe] == ["share"] * probe + ["blas"] * probe
-    later = used[2 * probe:]
+    share, blas = (int(threads._measured_steps(mode_seconds[way])) for way in ("share", "blas"))
+    assert used[:share + blas] == ["share"] * share + ["blas"] * blas  # a way's first steps are not counted
+    later = used[share + blas:]
     assert later.count(settles_on) >= 0.9 * len(later) and len(set(later)) == 2  # the other re-measured
 
 
@@ -375,22 +377,32 @@ def test_a_ways_first_steps_do_not_judge_it():
     assert times.by_way["split"] == [0.0067] * threads.PROBE_STEPS
 
 
-def test_a_losing_way_is_measured_one_step_at_a_time_and_less_and_less_often():
+@pytest.mark.parametrize("blas_seconds", [0.300, 0.018])  # BLAS's barriers collapse; BLAS 20% slower
+def test_a_losing_way_is_measured_again_less_and_less_often(blas_seconds):
+    """A losing way is measured again after the shortest wait once (a first loss may be a measurement gone
+    wrong), then no sooner than its re-measurement costs RECHECK_BUDGET of the steps between (the BLAS
+    way's spin counted) and twice as late at each loss; a collapsing step ends its measurement."""
     times, clock = threads.StepTimes(), 1.0
     times.record(2, 1.0, clock, shared=True)
     used = []
-    for _ in range(3000):
+    for _ in range(6000):
         mode = times.choose_way()
-        seconds = {"share": 0.015, "blas": 0.300}[mode]  # BLAS's barriers collapse
+        seconds = {"share": 0.015, "blas": blas_seconds}[mode]
         clock += seconds
         times.record(2, seconds, clock, shared=True)
         used.append(mode)
-    later = used[2 * (threads.PROBE_STEPS + threads.WARM_STEPS):]
-    rechecks = [i for i, mode in enumerate(later) if mode == "blas"]
-    assert all(later[i + 1] == "share" for i in rechecks)  # a collapsing step ends its measurement
-    gaps = [b - a for a, b in zip(rechecks, rechecks[1:])]
-    assert rechecks[0] < 2 * threads.MODE_RECHECK_STEPS and gaps == sorted(gaps) and gaps[-1] >= 7 * gaps[0]
-    assert len(rechecks) <= 6
+    first = used.index("share", used.index("blas"))  # both measured
+    later = used[first:]
+    starts = [i for i, mode in enumerate(later) if mode == "blas" and later[i - 1] == "share"]
+    assert starts[0] <= threads.MODE_RECHECK_STEPS + 1
+    affordable = threads._measured_steps(0.015) * (blas_seconds / 0.015 - 1) + threads.BLAS_SPIN_COST / 0.015
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert all(gap >= min(affordable / threads.RECHECK_BUDGET, threads.MODE_RECHECK_MAX_STEPS) for gap in gaps)
+    assert gaps == sorted(gaps)
+    if blas_seconds > threads.ABANDON * 0.015:
+        assert all(later[i + 1] == "share" for i in starts) and len(starts) == 2  # then every 4096 steps
+    else:
+        assert len(gaps) >= 3 and gaps[-1] >= 3 * gaps[0]
 
 
 def test_a_way_that_wins_its_re_measurement_is_measured_again_soon():
@@ -411,7 +423,7 @@ def test_a_way_that_wins_its_re_measurement_is_measured_again_soon():
         times.record(2, costs[mode], clock, shared=True)
         used.append(mode)
     assert times._recheck_every["share"] > 2 * threads.MODE_RECHECK_STEPS  # share lost again and again
-    switched = used.index("blas", 1000) + threads.PROBE_STEPS  # blas's first re-measurement after the change
+    switched = used.index("blas", 1000) + int(threads._measured_steps(0.015))  # blas's re-measurement after the change
     assert switched < 1000 + threads.MODE_RECHECK_MAX_STEPS
     after = used[switched:]
     assert after.count("blas") >= 0.9 * len(after)
@@ -461,3 +473,56 @@ def test_a_busy_process_beside_counts_as_a_busy_core(monkeypatch):
     finally:
         other.kill()
         other.wait()
+
+
+def test_the_running_way_runs_until_the_next_measurement_ends():
+    """A few slow steps of the running way (a drifting host) do not hand the plan to a rival judged by
+    older steps: the ways are judged when a measurement ends (the winner was once left marked as being
+    measured, and the ways were judged again at every step)."""
+    times, clock = threads.StepTimes(), 0.0
+    times.add_way("split")
+    seconds = {"split": 0.0065, "share": 0.0070, "blas": 0.0080}
+    used = []
+    for step in range(400):
+        n = times.choose(2)
+        way = times.choose_way() if n == 2 else None
+        spell = 200 <= step < 215  # the split's steps drift 15% slower, not collapsing
+        took = 0.0080 if n == 1 else seconds[way] * (1.15 if spell and way == "split" else 1.0)
+        clock += took
+        times.record(n, took, clock, shared=True)
+        used.append(way)
+    assert used[200:215] == ["split"] * 15
+
+
+def test_steps_after_a_pause_do_not_judge_the_running_way():
+    """After a pause (a benchmark's rounds, an eval between training steps) the first steps of a 2-thread
+    way run ~1.4x slower for ~50 ms: they stay out of its window."""
+    times, clock = threads.StepTimes(), 0.0
+    times.add_way("split")
+    for _ in range(300):
+        n = times.choose(2)
+        took = 0.0080 if n == 1 else {"split": 0.0065, "share": 0.0070, "blas": 0.0080}[times.choose_way()]
+        clock += took
+        times.record(n, took, clock, shared=True)
+    assert times._running == "split"
+    clock += 1.0  # a pause
+    for _ in range(4):
+        assert times.choose(2) == 2 and times.choose_way() == "split"
+        clock += 0.0091
+        times.record(2, 0.0091, clock, shared=True)
+    assert 0.0091 not in times.by_way["split"]
+
+
+def test_two_threads_measured_slow_while_warming_up_are_measured_again_soon():
+    """A process's first second runs slow (LeNet's first split steps 9.2-9.7 ms against 6.5 settled, one
+    thread 8.2): a narrow loss is measured again at the shortest wait, not after doubling waits."""
+    times, clock, used = threads.StepTimes(), 0.0, []
+    for step in range(900):
+        n = times.choose(2)
+        took = 0.0082 if n == 1 else (0.0094 if clock < 1.0 else 0.0065)
+        clock += took
+        times.record(n, took, clock)
+        used.append((n, clock))
+    back = next(at for n, at in used if n == 2 and at > 1.0)
+    assert back <= 1.0 + 1.1 * threads.RETRY_SECONDS  # (doubling waits: 0.5, then 1 s, found at 1.55 s)
+    assert sum(1 for n, at in used if at > back and n == 2) >= 0.9 * sum(1 for n, at in used if at > back)

@@ -16,9 +16,11 @@ loaded by short jobs can leave it low while a 2-thread step still collapses (on 
 machine at load ~10, the bench_rnn LSTM step took 77-93 ms on 1 thread and 1.5-2.3 s on 2). So
 each plan also keeps its recent step times per thread count (`StepTimes`): more threads run only
 where they beat one thread by a margin, and the other count is measured again (a few steps, cut
-short when it collapses) after a wait that doubles while it keeps losing (`RETRY_SECONDS` up to
-`RETRY_MAX_SECONDS` of the plan's own step time), so a 2-thread step that collapses is retried rarely,
-and one that recovers is found again within seconds of running. The first run of a plan (compilation)
+short when it collapses) after a wait that doubles while it keeps losing at a cost (`RETRY_SECONDS` up
+to `RETRY_MAX_SECONDS` of the plan's own step time; a loss whose measurement cost under
+`RECHECK_BUDGET` of the wait keeps it), so a 2-thread step that collapses is retried rarely, one
+measured slow while the process warms up is measured again at the shortest wait, and one that
+recovers is found again within seconds of running. The first run of a plan (compilation)
 is not counted.
 
 Where a 2-thread step's CPU time goes (LeNet, `bench_training.py cnn64`, 2 cores): OpenBLAS's
@@ -58,7 +60,7 @@ __all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores", "BL
 SAMPLE_SECONDS = 0.1
 IDLE_SHARE = 0.5  # a sample's interval counts only where this process kept this much of a core busy
 RETRY_SECONDS = 0.5  # first wait before the slower thread count is measured again
-RETRY_MAX_SECONDS = 16.0
+RETRY_MAX_SECONDS = 16.0  # the longest: the wait doubles at each loss that cost more than its budget
 PROBE_STEPS = 3  # steps per measurement of a thread count; its median judges it
 # the way a plan's 2-thread steps run now is judged by the median of its last this many steps (a way
 # measured again, by its PROBE_STEPS): judged by its last 3, the 2-layer LSTM's split (35 ms) lost to
@@ -81,10 +83,20 @@ ABANDON = 2.0  # a probe ends at its first step this many times slower than the 
 # of 73, and the 1,000 steps took 26.1 s instead of 28.4. LeNet's split steps after a BLAS-way step ran
 # 8.4-8.7 ms against 6.6-6.9 for 100-120 ms (2^28 cycles is 0.1 s at 2.6 GHz), hence the margin.
 BLAS_SPIN_SECONDS = 0.15
-# the first steps a plan runs a way, once it has several, are not counted (BLAS's too, though warm by
-# then): LeNet's first split steps took 11.7-12.4 ms and its first shared ones 14.1-14.8 against 6.7-7.5
-# settled, and judged by them a plan ran on one thread until its next retry (4-16 s of its steps later)
+# the first steps of a way, once a plan has several, are not counted (BLAS's too, though warm by then),
+# each time it starts after other steps or after a pause: LeNet's first split steps took 11.7-12.4 ms and
+# its first shared ones 14.1-14.8 against 6.7-7.5 settled, and judged by them a plan ran on one thread
+# until its next retry (4-16 s of its steps later). Any 2-thread way runs slow for ~50 ms after a pause
+# or a stretch on one thread (LeNet after 1.4 s of sleep: 6 steps at 8.5-9.5 ms against 6.5, though not
+# after 1.4 s of other work in the process; after 60 steps on one thread, 6 split steps at 7.4-8.8 ms),
+# which judged the running way by its window's slow steps and kept a benchmark's LeNet on one thread
+# for a whole run (911 of 1,000 steps) when its 2-thread retries were judged by their warming steps.
+# Not counted: the first WARM_STEPS steps of a way and those starting in its first WARM_SECONDS; a
+# collapsing step counts at once. (One thread's first step after 2-thread ones, LeNet 9-11 ms against
+# 7.7, is left to the median of its PROBE_STEPS: warming it would lengthen every 1-thread probe.)
 WARM_STEPS = 2
+WARM_SECONDS = 0.06
+PAUSE_SECONDS = 0.05  # a gap this long before a step counts as a pause (the plan's steps: back to back)
 # a plan with several ways of running 2 threads measures a slower one again after this many of its
 # steps, twice as many after each re-measurement it loses (up to MODE_RECHECK_MAX_STEPS). Every
 # re-measurement costs more than its own steps where it ends a BLAS-way step: OpenBLAS's worker then
@@ -93,6 +105,16 @@ WARM_STEPS = 2
 # 8.9 ms where its split ran 7.5.
 MODE_RECHECK_STEPS = 64
 MODE_RECHECK_MAX_STEPS = 4096
+# and, from its second loss in a row (a first may be a measurement gone wrong: a plan's first steps run
+# slow for ~1 s, LeNet's first split steps 9.2-9.7 ms against 6.5 settled), never sooner than its
+# re-measurement costs at most this share of the plan's steps between: the
+# cost is its measured steps' time over the winner's, and for the BLAS way the spin after it
+# (BLAS_SPIN_COST of the winner's time). LeNet's BLAS way (7.5 ms against a 6.4 ms split) costs ~10 of
+# the split's steps a re-measurement (5 steps 1.1 ms slower, then ~20 steps 2-3 ms slower in the spin),
+# so it waits ~500 steps, not 64: at 64, 128, 256... its re-measurements, and the noisy wins resetting
+# the wait to 64, kept LeNet's 2-thread steps at 7.0-7.3 ms where its split alone ran 6.4-6.6.
+RECHECK_BUDGET = 0.01
+BLAS_SPIN_COST = 0.06  # seconds: the spin window's steps of the faster way run ~1.4-1.7x slower
 _SMOOTHING = 0.5  # weight of the newest sample in the running estimate of busy cores
 _state: dict = {"at": -1.0, "others": 0.0, "cpu": None}
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc/stat's units per second
@@ -186,6 +208,7 @@ class StepTimes:
         # (12% faster) to one thread and back every few steps
         self.decided: int | None = None
         self._probe_left = 0
+        self._probe_spent, self._probe_steps = 0.0, 0  # the current measurement's seconds and steps
         self._extensions = 0  # more probes of the count: one per way of running it not measured yet
         # the ways its multi-thread steps can run (the newest first: measured first), the way the
         # current step runs, and each way's last step times (WAY_WINDOW of the running way's)
@@ -197,7 +220,10 @@ class StepTimes:
         self._recheck_every: dict[str, int] = {BLAS: MODE_RECHECK_STEPS}
         self._recheck_at: dict[str, int] = {BLAS: 0}
         self._running = BLAS  # the way the last judgement chose
-        self._seen: dict[str, int] = {}  # steps run each way
+        self._last: tuple[int, str] | None = None  # the last step's thread count and way
+        self._last_end = 0.0  # and the wall clock at its end
+        self._warm_left = 0  # steps not counted yet since the last switch or pause (WARM_STEPS)
+        self._warm_until = 0.0  # and the wall clock before which a step starting is not counted
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
         self._spin_until = 0.0  # the end of the last BLAS-way step plus BLAS_SPIN_SECONDS
 
@@ -226,13 +252,17 @@ class StepTimes:
         simulated LeNet (shared 13% faster than 1 thread, the BLAS way 5% slower) ran 23% of its steps on
         one thread, dropped there by each re-measurement of the BLAS way, and a plan whose BLAS way wins
         by 12% ran 40% of its steps on one thread (`test_thread_policy`)."""
-        one = self._median(1)
+        seconds, margin = self._many_threads(free)
+        return free if seconds <= margin * self._median(1) else 1
+
+    def _many_threads(self, free: int) -> tuple[float, float]:
+        """The step time `free` threads are judged by (their fastest way's median) and its margin."""
         if len(self.ways) > 1:
             ways = [(_median(times), way) for way, times in self.by_way.items() if len(times) >= PROBE_STEPS]
             if ways:
                 seconds, way = min(ways)
-                return free if seconds <= WAY_MARGIN[way] * one else 1
-        return free if self._median(free) <= MARGIN * one else 1
+                return seconds, WAY_MARGIN[way]
+        return self._median(free), MARGIN
 
     def _decision(self, free: int) -> int:
         """The count of the last completed measurement, unless the running count collapsed since (its
@@ -245,6 +275,7 @@ class StepTimes:
 
     def _probe(self, threads: int) -> int:
         self.probing, self._probe_left = threads, PROBE_STEPS
+        self._probe_spent, self._probe_steps = 0.0, 0
         self._extensions = len(self.ways) - 1
         self.recent[threads] = []
         return threads
@@ -277,9 +308,10 @@ class StepTimes:
         """For a multi-thread step of a plan with several ways of running it (`ways`): which runs. A plan
         sharing its conv calls may gain more from BLAS's threads on deep-MNIST's 3136x1024 products; a
         split plan's streams may lose to either. Each way is measured over `PROBE_STEPS` steps and the
-        fastest median runs; a slower way is measured again after `MODE_RECHECK_STEPS` 2-thread steps of the plan,
-        and after twice as many each time it loses again (a way that wins is back to the shortest wait):
-        load on the machine changes which way wins, but a way that keeps losing costs each time. The way
+        fastest median runs; a slower way is measured again after `MODE_RECHECK_STEPS` 2-thread steps of
+        the plan, after twice as many each time it loses again, and from its second loss no sooner than
+        its re-measurement costs `RECHECK_BUDGET` of the steps between (a way that wins is back to the
+        shortest wait): load on the machine changes which way wins, but a way that keeps losing costs each time. The way
         chosen runs until the next judgement (or until its steps collapse, ABANDON times slower than
         another's), not against the others' older steps at every step (see `decided`)."""
         self._mode_steps += 1
@@ -296,14 +328,39 @@ class StepTimes:
         collapsing = bool(others) and _median(self.by_way[running]) > ABANDON * min(others)
         if collapsing or any(self._recheck_at[way] == 0 for way in self.ways):  # a measurement ended: judge
             for way in self.ways:
-                if way == best:
-                    self._recheck_every[way] = MODE_RECHECK_STEPS
+                if way == best:  # runs: not due (0 would judge the ways again at every step)
+                    self._recheck_every[way], self._recheck_at[way] = MODE_RECHECK_STEPS, -1
                 elif self._recheck_at[way] == 0 or way == running:  # just measured (or ran), and lost
-                    self._recheck_at[way] = self._mode_steps + self._recheck_every[way]
+                    wait = self._recheck_every[way]
+                    if wait > MODE_RECHECK_STEPS:  # a second loss in a row: not a measurement gone wrong
+                        wait = max(wait, self._affordable_wait(way, best))
+                    self._recheck_at[way] = self._mode_steps + wait
                     self._recheck_every[way] = min(2 * self._recheck_every[way], MODE_RECHECK_MAX_STEPS)
             running = best
         self._running = self.way = running
         return self.way
+
+    def _affordable_wait(self, way: str, best: str) -> int:
+        """Steps of the plan between re-measurements of `way`, losing to `best`, such that they cost at
+        most RECHECK_BUDGET of the time (in steps of `best`: its measured steps' excess, BLAS's spin)."""
+        winner = _median(self.by_way[best])
+        if winner <= 0:
+            return MODE_RECHECK_STEPS
+        cost = _measured_steps(winner) * max(_median(self.by_way[way]) / winner - 1.0, 0.0)
+        if way == BLAS:
+            cost += BLAS_SPIN_COST / winner
+        return min(int(cost / RECHECK_BUDGET), MODE_RECHECK_MAX_STEPS)
+
+    def _count_collapsing(self, threads: int, seconds: float) -> bool:
+        """Whether a step of `threads` threads took ABANDON times the other count's median."""
+        rival = self.recent.get(1 if threads > 1 else self.free)
+        return bool(rival) and seconds > ABANDON * _median(rival)
+
+    def _way_collapsing(self, seconds: float) -> bool:
+        """Whether a multi-thread step of the current way took ABANDON times another way's median."""
+        others = [_median(times) for way, times in self.by_way.items()
+                  if way != self.way and len(times) >= PROBE_STEPS]
+        return bool(others) and seconds > ABANDON * min(others)
 
     def record(self, threads: int, seconds: float, now: float, shared: bool = False) -> None:
         """Count one step's wall time at `threads` threads (the plan's first run, compiling, is not);
@@ -315,20 +372,28 @@ class StepTimes:
         if self.runs == 1:
             return
         self.clock += seconds
+        if threads == self.probing:  # what the measurement costs, its warming steps included
+            self._probe_spent, self._probe_steps = self._probe_spent + seconds, self._probe_steps + 1
+        key = (threads, self.way if threads > 1 else "")
+        start = now - seconds
+        if key != self._last or start - self._last_end > PAUSE_SECONDS:
+            self._warm_left, self._warm_until = WARM_STEPS, start + WARM_SECONDS
+        self._last, self._last_end = key, now
         if threads > 1 and self.way == BLAS:
             self._spin_until = now + BLAS_SPIN_SECONDS
-        elif threads > 1 and now - seconds < self._spin_until:
+        elif threads > 1 and start < self._spin_until:
             return  # BLAS's worker still spun on the second core: says nothing of this way
-        if threads > 1 and len(self.ways) > 1 and not first_sharing:
-            self._seen[self.way] = self._seen.get(self.way, 0) + 1
-            if self._seen[self.way] <= WARM_STEPS:
-                return  # the way's first steps: its helper thread starting, its buffers first touched
+        several = len(self.ways) > 1 and not first_sharing
+        way_collapsing = threads > 1 and several and self._way_collapsing(seconds)
+        if threads > 1 and several and (self._warm_left > 0 or start < self._warm_until) \
+                and not (way_collapsing or self._count_collapsing(threads, seconds)):
+            self._warm_left = max(self._warm_left - 1, 0)
+            return  # a way's first steps: its helper thread starting, its buffers first touched, a core waking
+        if threads > 1 and several:
             mine = self.by_way[self.way]
             mine.append(seconds)
             del mine[:-WAY_WINDOW]
-            others = [_median(times) for way, times in self.by_way.items()
-                      if way != self.way and len(times) >= PROBE_STEPS]
-            if others and seconds > ABANDON * min(others):
+            if way_collapsing:
                 mine.extend([seconds] * (PROBE_STEPS - len(mine)))  # collapsing: measured enough
         times = self.recent.setdefault(threads, [])
         times.append(seconds)
@@ -336,8 +401,7 @@ class StepTimes:
         if threads != self.probing:
             return
         self._probe_left -= 1
-        rival = 1 if threads != 1 else self.free
-        if self.recent.get(rival) and seconds > ABANDON * self._median(rival):
+        if self._count_collapsing(threads, seconds):
             self._probe_left = 0  # a collapsing count is not run for a whole probe
         elif self._probe_left == 0 and threads > 1 and self._extensions > 0 \
                 and any(len(self.by_way[w]) < PROBE_STEPS for w in self.ways):
@@ -349,13 +413,23 @@ class StepTimes:
         if not self.recent.get(1) or not self.recent.get(self.free):
             return  # the first count measured: nothing to compare yet
         self.decided = self.preferred(self.free)
-        won = self.decided == threads  # a win resets the wait, a loss doubles it
-        self.wait = RETRY_SECONDS if won else min(self.wait * 2, RETRY_MAX_SECONDS)
+        if self.decided == threads:
+            self.wait = RETRY_SECONDS  # a win: the other count is measured again soon
+        else:  # a loss doubles the wait where the measurement cost more than the budget of its wait
+            winner = self._median(1) if self.decided == 1 else self._many_threads(self.free)[0]
+            cost = self._probe_spent - self._probe_steps * winner
+            if cost > RECHECK_BUDGET * self.wait:
+                self.wait = min(self.wait * 2, RETRY_MAX_SECONDS)
         self.retry_at = self.clock + self.wait
 
 
 def _median(times: list[float]) -> float:
     return sorted(times)[len(times) // 2]
+
+
+def _measured_steps(step_seconds: float) -> float:
+    """The steps one measurement of a count or way takes: its warming steps and PROBE_STEPS."""
+    return PROBE_STEPS + max(WARM_STEPS, WARM_SECONDS / max(step_seconds, 1e-9))
 
 
 def step_threads(bound: int, times: StepTimes | None = None) -> int:
