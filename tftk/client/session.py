@@ -12,11 +12,11 @@ import numpy as np
 from tftk.client import executor, streams
 from tftk.client.allocator import keep_freed_buffers
 from tftk.client.config import ConfigProto, apply_thread_limits
-from tftk.client.threads import SPLIT, StepTimes
+from tftk.client.threads import SHARE, SPLIT, StepTimes
 from tftk.framework import errors, nest
 from tftk.framework.ops import (Graph, Operation, Tensor, _default_session_stack,
                                 get_default_graph)
-from tftk.kernels import work_sharing
+from tftk.kernels import placement, work_sharing
 
 __all__ = ["Session", "InteractiveSession", "BaseSession"]
 
@@ -160,8 +160,14 @@ class BaseSession:
                 return outputs
             shareable = work_sharing.shareable_calls()
             run = plan.split_function if threads > 1 and step_times.way == SPLIT else plan.function
+            # a shared step's caller stays on its core, its helper on another (a split run's streams pin
+            # themselves: tftk.client.side_thread)
+            pinned = placement.pin_caller() if threads > 1 and step_times.way == SHARE else None
             start = time.monotonic()
-            outputs = run(*feed_values)
+            try:
+                outputs = run(*feed_values)
+            finally:
+                placement.release_caller(pinned)
             end = time.monotonic()
             step_times.record(threads, end - start, end, work_sharing.shareable_calls() != shareable)
             return outputs

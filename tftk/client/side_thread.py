@@ -22,6 +22,8 @@ import sys
 import threading
 from typing import Any, Callable
 
+from tftk.kernels import placement
+
 __all__ = ["Aborted", "latches", "spawn", "join", "fail", "beside", "allow_pipelines", "pipelines_allowed",
            "IDLE_SECONDS"]
 
@@ -36,10 +38,11 @@ class _Job:
     """One run of a second stream: its function and arguments, the run's state (`state[0]`: the first
     error), the latches it releases, and a lock held until it has ended."""
 
-    __slots__ = ("fn", "args", "state", "own", "latches", "done", "result")
+    __slots__ = ("fn", "args", "state", "own", "latches", "done", "result", "pinned")
 
     def __init__(self, fn: Callable, args: tuple, state: list, latch_list: list, own: tuple[int, ...]):
         self.fn, self.args, self.state, self.latches, self.own = fn, args, state, latch_list, own
+        self.pinned = None  # the caller's core while the job runs, and its cores before (placement)
         self.done = threading.Lock()
         self.done.acquire()
         self.result: Any = None
@@ -74,6 +77,7 @@ def _serve() -> None:
             import numba
             if numba.get_num_threads() != 1:
                 numba.set_num_threads(1)
+        placement.keep_off(job.pinned)
         job.run()
 
 
@@ -89,18 +93,21 @@ def spawn(fn: Callable, state: list, latch_list: list, own: tuple[int, ...], arg
     """Run `fn(*args)` on the helper thread; `own`: the indices of the latches it releases."""
     job = _Job(fn, args, state, latch_list, own)
     with _start_lock:
-        _jobs.put(job)
         thread = _helper["thread"]
         if thread is None or _helper["pid"] != os.getpid() or not thread.is_alive():
             thread = threading.Thread(target=_serve, name="tftk-stream", daemon=True)
             _helper["thread"], _helper["pid"] = thread, os.getpid()
-            thread.start()
+            with placement.unpinned():
+                thread.start()
+        job.pinned = placement.pin_caller()
+        _jobs.put(job)
     return job
 
 
 def join(job: _Job) -> Any:
     """Wait for the second stream to end; raise its error if it failed, else return its result."""
     job.done.acquire()
+    placement.release_caller(job.pinned)
     if job.state[0] is not None:
         raise job.state[0]
     return job.result
@@ -128,6 +135,7 @@ def fail(exc: BaseException, job: _Job, own: tuple[int, ...]) -> None:
     stream stop at its next wait, wait for it, and raise the run's first error."""
     _release_failed(job.state, exc, job.latches, own)
     job.done.acquire()
+    placement.release_caller(job.pinned)
     raise job.state[0]
 
 

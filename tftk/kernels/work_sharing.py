@@ -39,6 +39,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tftk.kernels import placement
+
 __all__ = ["set_workers", "workers", "shareable_calls", "count_shareable", "batch_ranges", "cut", "tuning",
            "run", "stacked", "summed", "stop_helper"]
 
@@ -140,6 +142,7 @@ class _Job:
         self.done = 0
         self.changed = threading.Condition(threading.Lock())
         self.error: BaseException | None = None
+        self.pinned = placement.pinned()  # the caller's core in a split run: the helper keeps off it
 
     def _run(self, index: int) -> None:
         """Compute piece `index` and commit the result unless another thread's is in (or going in)."""
@@ -213,6 +216,7 @@ class _Helper:
                     return
             if job is None:
                 return
+            placement.keep_off(job.pinned)
             job.work()
 
 
@@ -225,7 +229,8 @@ def _offer(job: _Job) -> None:
         helper = _pool["helper"]
         if helper is None:
             helper = _pool["helper"] = _Helper()
-            helper.thread.start()
+            with placement.unpinned():  # a split run's caller is pinned to its core for the run
+                helper.thread.start()
         helper.jobs.put(job)
 
 
