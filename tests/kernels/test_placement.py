@@ -88,3 +88,15 @@ def test_the_work_sharing_helper_keeps_off_a_pinned_callers_core():
         return pin, helpers
     pin, helpers = in_thread(body)
     assert helpers and all(pin[1] not in cores for cores in helpers)
+
+
+def test_a_pin_left_by_an_interrupted_run_does_not_stick():
+    """A run interrupted before it released its pin: the next run pins from the cores the thread had."""
+    def body():
+        before = os.sched_getaffinity(0)
+        placement.pin_caller()  # never released
+        pin = placement.pin_caller()
+        placement.release_caller(pin)
+        return before, os.sched_getaffinity(0)
+    before, after = in_thread(body)
+    assert after == before

@@ -106,8 +106,10 @@ def spawn(fn: Callable, state: list, latch_list: list, own: tuple[int, ...], arg
 
 def join(job: _Job) -> Any:
     """Wait for the second stream to end; raise its error if it failed, else return its result."""
-    job.done.acquire()
-    placement.release_caller(job.pinned)
+    try:
+        job.done.acquire()
+    finally:  # (an interrupt while waiting leaves the caller pinned otherwise)
+        placement.release_caller(job.pinned)
     if job.state[0] is not None:
         raise job.state[0]
     return job.result
@@ -134,8 +136,10 @@ def fail(exc: BaseException, job: _Job, own: tuple[int, ...]) -> None:
     """End a run whose calling stream raised `exc` (`own`: the latches it releases): let the helper's
     stream stop at its next wait, wait for it, and raise the run's first error."""
     _release_failed(job.state, exc, job.latches, own)
-    job.done.acquire()
-    placement.release_caller(job.pinned)
+    try:
+        job.done.acquire()
+    finally:
+        placement.release_caller(job.pinned)
     raise job.state[0]
 
 

@@ -56,8 +56,9 @@ def pin_caller() -> tuple[set[int], int] | None:
     cpu = current_cpu()
     if cpu is None:
         return None
+    earlier = getattr(_local, "pinned", None)  # a run that never released its pin: its cores count
     try:
-        cores = os.sched_getaffinity(0)
+        cores = earlier[0] if earlier is not None else os.sched_getaffinity(0)
         if len(cores) < 2 or cpu not in cores:
             return None
         os.sched_setaffinity(0, {cpu})

@@ -257,10 +257,10 @@ class Pipeline:
         join = self.ctx.beside(self._second_stage, handoff, self.prepare_second(*invariant_arrays), failed)
         if join is None:
             return None
-        prepared = self.prepare_first(*invariant_arrays)
         made = len(self.stages.first)
         firsts = []
         try:
+            prepared = self.prepare_first(*invariant_arrays)  # (inside: stage 2 must hear of its failure)
             inputs = begin
             while inputs is not None and not failed:
                 out = self.first(*inputs, *prepared)
