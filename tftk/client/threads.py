@@ -217,6 +217,7 @@ class StepTimes:
         self.by_way: dict[str, list[float]] = {BLAS: []}
         self._mode_steps = 0
         # per way: its steps between re-measurements, and the step of the plan when it is next measured
+        # (0: being measured, judged when every way has its steps; -1: running, not due)
         self._recheck_every: dict[str, int] = {BLAS: MODE_RECHECK_STEPS}
         self._recheck_at: dict[str, int] = {BLAS: 0}
         self._running = BLAS  # the way the last judgement chose
@@ -268,9 +269,8 @@ class StepTimes:
         """The count of the last completed measurement, unless the running count collapsed since (its
         last steps ABANDON times slower than the other's)."""
         best = self.preferred(free) if self.decided is None else (free if self.decided > 1 else 1)
-        other = 1 if best > 1 else free
-        if self.recent.get(other) and self._median(best) > ABANDON * self._median(other):
-            best = self.decided = other
+        if self._count_collapsing(best, self._median(best)):
+            best = self.decided = 1 if best > 1 else free
         return best
 
     def _probe(self, threads: int) -> int:
@@ -324,8 +324,7 @@ class StepTimes:
                 return way
         best = min(self.ways, key=lambda way: _median(self.by_way[way]))
         running = self._running
-        others = [_median(self.by_way[way]) for way in self.ways if way != running]
-        collapsing = bool(others) and _median(self.by_way[running]) > ABANDON * min(others)
+        collapsing = self._way_collapsing(_median(self.by_way[running]), running)
         if collapsing or any(self._recheck_at[way] == 0 for way in self.ways):  # a measurement ended: judge
             for way in self.ways:
                 if way == best:  # runs: not due (0 would judge the ways again at every step)
@@ -356,10 +355,10 @@ class StepTimes:
         rival = self.recent.get(1 if threads > 1 else self.free)
         return bool(rival) and seconds > ABANDON * _median(rival)
 
-    def _way_collapsing(self, seconds: float) -> bool:
-        """Whether a multi-thread step of the current way took ABANDON times another way's median."""
-        others = [_median(times) for way, times in self.by_way.items()
-                  if way != self.way and len(times) >= PROBE_STEPS]
+    def _way_collapsing(self, seconds: float, way: str) -> bool:
+        """Whether `seconds` of a multi-thread `way` is ABANDON times another measured way's median."""
+        others = [_median(times) for other, times in self.by_way.items()
+                  if other != way and len(times) >= PROBE_STEPS]
         return bool(others) and seconds > ABANDON * min(others)
 
     def record(self, threads: int, seconds: float, now: float, shared: bool = False) -> None:
@@ -384,7 +383,7 @@ class StepTimes:
         elif threads > 1 and start < self._spin_until:
             return  # BLAS's worker still spun on the second core: says nothing of this way
         several = len(self.ways) > 1 and not first_sharing
-        way_collapsing = threads > 1 and several and self._way_collapsing(seconds)
+        way_collapsing = threads > 1 and several and self._way_collapsing(seconds, self.way)
         if threads > 1 and several and (self._warm_left > 0 or start < self._warm_until) \
                 and not (way_collapsing or self._count_collapsing(threads, seconds)):
             self._warm_left = max(self._warm_left - 1, 0)
@@ -428,7 +427,7 @@ def _median(times: list[float]) -> float:
 
 
 def _measured_steps(step_seconds: float) -> float:
-    """The steps one measurement of a count or way takes: its warming steps and PROBE_STEPS."""
+    """The steps one measurement of a 2-thread way takes: its warming steps and PROBE_STEPS."""
     return PROBE_STEPS + max(WARM_STEPS, WARM_SECONDS / max(step_seconds, 1e-9))
 
 

@@ -13,8 +13,8 @@ So for the length of one run `pin_caller` binds the calling thread to the core i
 work-sharing one serving the caller's shared calls in that run) run on its other cores. Two `sched_setaffinity` calls per run for the caller (a few microseconds against 5-60 ms
 steps), one for the helper when the caller's core changed. Nothing changes where the C library cannot
 say which core a thread runs on or where the thread may use one core only. A busy neighbour on the
-caller's core slows a pinned run as it would slow the step anyway: the thread policy then runs the
-plan on one thread, unpinned (`tftk.client.threads`).
+caller's core slows a pinned run more than an unpinned one (the caller cannot move off it for the
+run): the thread policy then measures the plan on one thread, unpinned (`tftk.client.threads`).
 """
 
 from __future__ import annotations

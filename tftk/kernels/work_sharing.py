@@ -142,7 +142,7 @@ class _Job:
         self.done = 0
         self.changed = threading.Condition(threading.Lock())
         self.error: BaseException | None = None
-        self.pinned = placement.pinned()  # the caller's core in a split run: the helper keeps off it
+        self.pinned = placement.pinned()  # the caller's core in a split or shared run: kept off
 
     def _run(self, index: int) -> None:
         """Compute piece `index` and commit the result unless another thread's is in (or going in)."""
@@ -229,7 +229,7 @@ def _offer(job: _Job) -> None:
         helper = _pool["helper"]
         if helper is None:
             helper = _pool["helper"] = _Helper()
-            with placement.unpinned():  # a split run's caller is pinned to its core for the run
+            with placement.unpinned():  # a split or shared run's caller is pinned for the run
                 helper.thread.start()
         helper.jobs.put(job)
 
