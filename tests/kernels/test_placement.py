@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 import pytest
 
@@ -76,11 +75,17 @@ def test_a_split_runs_streams_on_two_cores_and_gives_the_caller_its_cores_back()
 def test_the_work_sharing_helper_keeps_off_a_pinned_callers_core():
     def body():
         pin = placement.pin_caller()
-        seen = []
+        caller, helper_came, seen = threading.get_ident(), threading.Event(), []
+
+        def piece(index):  # the caller's pieces wait for the helper's first (a slow start takes none)
+            if threading.get_ident() == caller:
+                helper_came.wait(5.0)
+            else:
+                helper_came.set()
+            return threading.get_ident(), os.sched_getaffinity(0)
         try:
             work_sharing.set_workers(2)
-            work_sharing.run(8, lambda i: (time.sleep(0.002), threading.get_ident(), os.sched_getaffinity(0))[1:],
-                             lambda i, value: seen.append(value))
+            work_sharing.run(8, piece, lambda i, value: seen.append(value))
         finally:
             work_sharing.set_workers(1)
             placement.release_caller(pin)
