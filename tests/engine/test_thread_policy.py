@@ -108,8 +108,6 @@ def test_the_measured_faster_count_runs(plan_seconds, settles_on):
     ({1: 0.0160, 2: 0.0157}, 1),  # within noise of one thread
 ])
 def test_a_plan_sharing_its_calls_takes_a_smaller_gain(plan_seconds, settles_on):
-    """(Two threads losing narrowly are measured again at the shortest wait, as they cost next to nothing:
-    a count measured slow while the process warms up is not kept off for long.)"""
     times, clock = threads.StepTimes(), [0.0]
     used = []
     for _ in range(400):
@@ -118,7 +116,7 @@ def test_a_plan_sharing_its_calls_takes_a_smaller_gain(plan_seconds, settles_on)
         times.record(n, plan_seconds[n], clock[0], shared=True)
         used.append(n)
     later = used[1 + 2 * threads.PROBE_STEPS:]
-    assert times.shares_work and later.count(settles_on) >= 0.7 * len(later)
+    assert times.shares_work and later.count(settles_on) >= 0.8 * len(later)
 
 
 def test_a_sharing_plan_follows_the_run_queue(machine):
@@ -526,3 +524,18 @@ def test_two_threads_measured_slow_while_warming_up_are_measured_again_soon():
     back = next(at for n, at in used if n == 2 and at > 1.0)
     assert back <= 1.0 + 1.1 * threads.RETRY_SECONDS  # (doubling waits: 0.5, then 1 s, found at 1.55 s)
     assert sum(1 for n, at in used if at > back and n == 2) >= 0.9 * sum(1 for n, at in used if at > back)
+
+
+def test_a_plan_paused_before_every_step_is_measured():
+    """A plan run with a pause before each step (another plan between, a slow input pipeline): its
+    2-thread steps count after the first pause's warming, and collapsing two threads are left."""
+    times, clock, used = threads.StepTimes(), 0.0, []
+    times.add_way("split")
+    for _ in range(200):
+        n = times.choose(2)
+        way = times.choose_way() if n == 2 else None
+        took = 0.050 if n == 1 else {"split": 0.400, "share": 0.400, "blas": 0.500}[way]
+        clock += 0.1 + took  # 0.1 s of other work before every step
+        times.record(n, took, clock, shared=True)
+        used.append(n)
+    assert used[-100:].count(1) >= 90

@@ -96,7 +96,10 @@ BLAS_SPIN_SECONDS = 0.15
 # 7.7, is left to the median of its PROBE_STEPS: warming it would lengthen every 1-thread probe.)
 WARM_STEPS = 2
 WARM_SECONDS = 0.06
-PAUSE_SECONDS = 0.05  # a gap this long before a step counts as a pause (the plan's steps: back to back)
+# a gap this long before a step counts as a pause (the plan's steps: back to back); a plan paused before
+# every step (a GAN's two plans in turn, a slow input pipeline) warms after the first pause only, else
+# none of its 2-thread steps would count and a collapsing second thread would never be found
+PAUSE_SECONDS = 0.05
 # a plan with several ways of running 2 threads measures a slower one again after this many of its
 # steps, twice as many after each re-measurement it loses (up to MODE_RECHECK_MAX_STEPS). Every
 # re-measurement costs more than its own steps where it ends a BLAS-way step: OpenBLAS's worker then
@@ -223,6 +226,7 @@ class StepTimes:
         self._running = BLAS  # the way the last judgement chose
         self._last: tuple[int, str] | None = None  # the last step's thread count and way
         self._last_end = 0.0  # and the wall clock at its end
+        self._paused = False  # and whether it started after a pause (PAUSE_SECONDS)
         self._warm_left = 0  # steps not counted yet since the last switch or pause (WARM_STEPS)
         self._warm_until = 0.0  # and the wall clock before which a step starting is not counted
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
@@ -375,9 +379,10 @@ class StepTimes:
             self._probe_spent, self._probe_steps = self._probe_spent + seconds, self._probe_steps + 1
         key = (threads, self.way if threads > 1 else "")
         start = now - seconds
-        if key != self._last or start - self._last_end > PAUSE_SECONDS:
+        paused = start - self._last_end > PAUSE_SECONDS
+        if key != self._last or (paused and not self._paused):  # (a plan paused before every step: once)
             self._warm_left, self._warm_until = WARM_STEPS, start + WARM_SECONDS
-        self._last, self._last_end = key, now
+        self._last, self._last_end, self._paused = key, now, paused
         if threads > 1 and self.way == BLAS:
             self._spin_until = now + BLAS_SPIN_SECONDS
         elif threads > 1 and start < self._spin_until:
@@ -417,7 +422,7 @@ class StepTimes:
         else:  # a loss doubles the wait where the measurement cost more than the budget of its wait
             winner = self._median(1) if self.decided == 1 else self._many_threads(self.free)[0]
             cost = self._probe_spent - self._probe_steps * winner
-            if cost > RECHECK_BUDGET * self.wait:
+            if cost <= 0 or cost > RECHECK_BUDGET * self.wait:  # (<= 0: faster, but not by the margin)
                 self.wait = min(self.wait * 2, RETRY_MAX_SECONDS)
         self.retry_at = self.clock + self.wait
 
