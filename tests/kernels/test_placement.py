@@ -105,3 +105,20 @@ def test_a_pin_left_by_an_interrupted_run_does_not_stick():
         return before, os.sched_getaffinity(0)
     before, after = in_thread(body)
     assert after == before
+
+
+def test_a_child_forked_by_a_pinned_caller_gets_its_cores_back():
+    import multiprocessing
+    fork = multiprocessing.get_context("fork")
+
+    def body():
+        pin = placement.pin_caller()
+        queue = fork.SimpleQueue()
+        child = fork.Process(target=lambda: queue.put(os.sched_getaffinity(0)))
+        child.start()
+        cores = queue.get()
+        child.join()
+        placement.release_caller(pin)
+        return pin, cores
+    pin, cores = in_thread(body)
+    assert cores == pin[0]

@@ -86,11 +86,34 @@ def unpinned() -> Iterator[None]:
     if pinned is None:
         yield
         return
-    os.sched_setaffinity(0, pinned[0])
+    try:
+        os.sched_setaffinity(0, pinned[0])
+    except OSError:  # (a cgroup changed the cores): the thread starts with the caller's one core
+        yield
+        return
     try:
         yield
     finally:
-        os.sched_setaffinity(0, {pinned[1]})
+        try:
+            os.sched_setaffinity(0, {pinned[1]})
+        except OSError:
+            pass
+
+
+def _child_unpinned() -> None:
+    """In a child forked by a pinned caller (a subprocess started from a py_func in a split run): its
+    only thread gets the caller's cores back."""
+    pinned = getattr(_local, "pinned", None)
+    if pinned is not None:
+        _local.pinned = None
+        try:
+            os.sched_setaffinity(0, pinned[0])
+        except OSError:
+            pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_child_unpinned)
 
 
 def pinned() -> tuple[set[int], int] | None:
