@@ -277,6 +277,24 @@ class StepTimes:
             best = self.decided = 1 if best > 1 else free
         return best
 
+    def _gain_lost(self, best: int, free: int) -> bool:
+        """Whether `free` threads run but their running way's steps now take longer than one thread's
+        last median: then one thread is measured at once instead of at the next retry, and the other
+        ways afresh after it. Stretches of 0.5-1 s in which every 2-thread way of LeNet ran 8.5-9.5 ms
+        against one thread's 7.7-8.2 (the host's second core slowed) otherwise ran on two threads until
+        the retry, and made its benchmark runs 1.01-1.12x TF's where the others ran 0.90-1.00x. Such a
+        measurement costs nothing (one thread is the faster count then) and cannot repeat at once: it
+        finds one thread faster, which then runs, or slower than the running way's steps."""
+        if best == 1 or not self.recent.get(1):
+            return False
+        if len(self.ways) > 1:
+            if any(self._recheck_at[way] == 0 for way in self.ways):
+                return False  # a way is being measured, or its measurement not judged yet: `_running` may change
+            running = self.by_way[self._running]
+        else:
+            running = self.recent.get(free, [])
+        return len(running) >= PROBE_STEPS and _median(running) > self._median(1)
+
     def _probe(self, threads: int) -> int:
         self.probing, self._probe_left = threads, PROBE_STEPS
         self._probe_spent, self._probe_steps = 0.0, 0
@@ -296,8 +314,13 @@ class StepTimes:
             if not self.recent.get(threads):
                 return self._probe(threads)
         best = self._decision(free)
-        if self.clock < self.retry_at:
+        lost = self._gain_lost(best, free)
+        if self.clock < self.retry_at and not lost:
             return best
+        if lost:  # the other ways' windows are older than the change: measured afresh when 2 threads run again
+            for way in self.ways:
+                if way != self._running:
+                    self.by_way[way], self._recheck_at[way] = [], 0
         self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome
         if best == 1 and len(self.ways) > 1:
             # the retries of `free` threads measure the plan's ways afresh in turn (the newest first):
