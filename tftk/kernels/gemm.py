@@ -12,14 +12,9 @@ sends 2-D float32 products to it; everything else stays on numpy's.
 
 When: only where that was measured, an AMD family-25 CPU (Zen 3 and Zen 4) on which numpy's OpenBLAS
 chose SkylakeX (Zen 3 has no AVX-512, so there it already runs the AVX2 kernels and nothing is
-loaded). A product's bits must not depend on the way the thread policy runs a step
-(`tftk.client.threads`: one thread, BLAS's two, or two workers sharing pieces), and the AVX2 kernels
-give other bits on two threads than on one and for a piece than for the whole call, where numpy's
-SkylakeX kernels give the same. So the copy runs one thread and takes the products it is given on
-every thread count (a step on BLAS's two threads runs them on one), and the callers give it only
-products never cut in pieces (math_ops' MatMul below two pieces' worth, the RNN cells' products);
-the products cut for the work-sharing threads and the convolutions stay on numpy's BLAS.
-`TFTK_GEMM=numpy` turns it off (every product through numpy).
+loaded), and only while numpy's BLAS runs on one thread: a step the thread policy runs on BLAS's two
+threads (`tftk.client.threads`) keeps numpy's products, the second copy having no threads of its
+own. `TFTK_GEMM=numpy` turns it off (every product through numpy).
 
 How: numpy's library file is copied into an anonymous memory file (`memfd_create`, a kernel-side
 copy, nothing written to disk) and loaded from there, so the dynamic loader sees another file and
@@ -46,13 +41,14 @@ __all__ = ["product", "active", "numpy_library"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enums
 _SGEMM = "scipy_cblas_sgemm64_"  # numpy >= 2 wheels: scipy-openblas, 64-bit integers, "scipy_" prefix
+_THREADS = "scipy_openblas_get_num_threads64_"
 _CORE_FOR_NUMPY_CORE = {b"SkylakeX": "Zen"}  # numpy's choice -> the core type loaded for dense products
-# Smaller products stay with numpy: this path costs ~1 us more a call (the layout checks), which a
-# 10% faster kernel wins back from ~10-20 us of work (~1M multiply-adds) up.
+# Smaller products stay with numpy: this path costs ~1.4 us more a call (the layout checks, numpy's
+# thread count read), which a 10% faster kernel wins back from ~20 us of work (~1M multiply-adds) up.
 MIN_MULTIPLY_ADDS = 1 << 20
 
 _lock = threading.Lock()
-_state: dict[str, Any] = {}  # "sgemm": the second copy's cblas_sgemm address, "library": the copy
+_state: dict[str, Any] = {}  # "sgemm": the second copy's cblas_sgemm address, "threads": numpy's count getter
 
 
 def _cblas_gemm_definition(typingctx, address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
@@ -162,7 +158,10 @@ def _setup() -> dict[str, Any]:
         copy = _load_copy(path, coretype)
         if _corename(copy) not in (b"Haswell", b"Zen") or _corename(numpy_blas) != b"SkylakeX":
             return {}
-        return {"sgemm": ctypes.cast(getattr(copy, _SGEMM), ctypes.c_void_p).value, "library": copy}
+        threads = getattr(numpy_blas, _THREADS)
+        threads.restype, threads.argtypes = ctypes.c_int, []
+        return {"sgemm": ctypes.cast(getattr(copy, _SGEMM), ctypes.c_void_p).value, "threads": threads,
+                "library": copy}
     except (OSError, AttributeError):
         return {}
 
@@ -177,7 +176,7 @@ def _ready() -> dict[str, Any]:
 
 
 def active() -> bool:
-    """Whether float32 products go to the second OpenBLAS copy in this process."""
+    """Whether float32 products go to the second OpenBLAS copy in this process (while numpy's BLAS runs one thread)."""
     return "sgemm" in _ready()
 
 
@@ -202,7 +201,7 @@ def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if address is None or a.dtype != np.float32 or b.dtype != np.float32 or a.ndim != 2 or b.ndim != 2:
         return np.matmul(a, b)
     (m, k), (k2, n) = a.shape, b.shape
-    if k != k2 or m * n * k < MIN_MULTIPLY_ADDS:
+    if k != k2 or m * n * k < MIN_MULTIPLY_ADDS or state["threads"]() != 1:
         return np.matmul(a, b)
     a_rows, b_rows = _operand(a), _operand(b)
     if a_rows is None or b_rows is None:

@@ -597,18 +597,11 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     fast as on OpenBLAS's two threads, and without the barrier that stalls on a busy core."""
     from tftk.kernels import gemm, work_sharing
     (m, k), n = a.shape, b.shape[1]
-    by_columns = n >= m
-    if by_columns:
+    if n >= m:
         ranges = work_sharing.batch_ranges(n, 2.0 * m * k, _PRODUCT_CALL_FLOPS)
-    else:
-        ranges = work_sharing.batch_ranges(m, 2.0 * n * k, _PRODUCT_CALL_FLOPS)
-    if len(ranges) == 1:  # never cut: one call on every thread count, on the faster kernels where they apply
-        return gemm.product(a, b)
-    # Cut at two workers, whole at one: numpy's BLAS gives a piece the whole call's bits, the second
-    # copy's AVX2 kernels do not (`tftk.kernels.gemm`).
-    if by_columns:
-        return work_sharing.stacked(ranges, lambda c0, c1: np.matmul(a, b[:, c0:c1]), axis=1)
-    return work_sharing.stacked(ranges, lambda r0, r1: np.matmul(a[r0:r1], b))
+        return work_sharing.stacked(ranges, lambda c0, c1: gemm.product(a, b[:, c0:c1]), axis=1)
+    ranges = work_sharing.batch_ranges(m, 2.0 * n * k, _PRODUCT_CALL_FLOPS)
+    return work_sharing.stacked(ranges, lambda r0, r1: gemm.product(a[r0:r1], b))
 
 
 def _bind_matmul(op, ctx):
