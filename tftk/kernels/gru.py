@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tftk.kernels import gemm
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
 from tftk.kernels.jit import njit
 
@@ -106,10 +105,10 @@ def gru_block_cell(x, h_prev, w_ru, w_c, b_ru, b_c) -> tuple[np.ndarray, ...]:
     xh[:, :depth] = x
     xh[:, depth:] = h_prev
     h_prev = _matrix(h_prev, dtype)
-    ru_bar = gemm.product(xh, _matrix(w_ru, dtype))
+    ru_bar = xh @ _matrix(w_ru, dtype)
     r, u, c, h = (np.empty((batch, n), dtype) for _ in range(4))
     _gates(ru_bar, _matrix(b_ru, dtype), h_prev, depth, r, u, xh)  # xh is [x, r * h_prev] from here on
-    c_bar = gemm.product(xh, _matrix(w_c, dtype))
+    c_bar = xh @ _matrix(w_c, dtype)
     _blend(c_bar, _matrix(b_c, dtype), h_prev, u, c, h)
     return r, u, c, h
 
@@ -130,9 +129,9 @@ def gru_block_cell_grad(x, h_prev, w_ru, w_c, b_ru, b_c, r, u, c, d_h, transpose
     first = 0 if with_d_x else depth  # the first column of [x, h_prev] the products make
     d_c_bar, d_ru_bar, d_h_prev = (np.empty((batch, m), dtype) for m in (n, 2 * n, n))
     _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_ru_bar)
-    d_xhr = gemm.product(d_c_bar, w_c_t[:, first:])
+    d_xhr = d_c_bar @ w_c_t[:, first:]
     _reset_grad(h_prev, r, u, d_h, d_xhr, depth - first, d_ru_bar, d_h_prev)
-    d_xh = gemm.product(d_ru_bar, w_ru_t[:, first:])
+    d_xh = d_ru_bar @ w_ru_t[:, first:]
     d_h_prev += d_xh[:, depth - first:]
     d_x = d_xhr[:, :depth] + d_xh[:, :depth] if with_d_x else None
     return d_x, d_h_prev, d_c_bar, d_ru_bar

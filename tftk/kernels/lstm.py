@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tftk.kernels import gemm
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
 from tftk.kernels.jit import njit
 
@@ -123,7 +122,7 @@ def lstm_block_cell(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias: float 
     xh = np.empty((batch, depth + h_prev.shape[1]), dtype)
     xh[:, :depth] = x
     xh[:, depth:] = h_prev
-    icfo = gemm.product(xh, _matrix(w, dtype))
+    icfo = xh @ _matrix(w, dtype)
     outs = tuple(np.empty((batch, n), dtype) for _ in range(7))
     _forward(icfo, _matrix(b, dtype), _matrix(cs_prev, dtype), _matrix(wci, dtype), _matrix(wcf, dtype),
              _matrix(wco, dtype), float(forget_bias), float(cell_clip), bool(use_peephole), *outs)

@@ -595,13 +595,13 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     Sharing steps run BLAS on one thread (`tftk.client.threads`), so a big product must be cut to use the
     second core: the deep-MNIST fc1 products ran in 2.3-2.7 ms cut in two against 4.4-5.3 ms whole, as
     fast as on OpenBLAS's two threads, and without the barrier that stalls on a busy core."""
-    from tftk.kernels import gemm, work_sharing
+    from tftk.kernels import work_sharing
     (m, k), n = a.shape, b.shape[1]
     if n >= m:
         ranges = work_sharing.batch_ranges(n, 2.0 * m * k, _PRODUCT_CALL_FLOPS)
-        return work_sharing.stacked(ranges, lambda c0, c1: gemm.product(a, b[:, c0:c1]), axis=1)
+        return work_sharing.stacked(ranges, lambda c0, c1: np.matmul(a, b[:, c0:c1]), axis=1)
     ranges = work_sharing.batch_ranges(m, 2.0 * n * k, _PRODUCT_CALL_FLOPS)
-    return work_sharing.stacked(ranges, lambda r0, r1: gemm.product(a[r0:r1], b))
+    return work_sharing.stacked(ranges, lambda r0, r1: np.matmul(a[r0:r1], b))
 
 
 def _bind_matmul(op, ctx):
@@ -639,10 +639,9 @@ def _bind_matmul_slice(op, ctx):
             or not all(isinstance(k, (int, slice)) for k in key):
         product = _bind_matmul(op, ctx)
         return lambda a, b: product(a, b)[key]
-    from tftk.kernels import gemm
     ta, tb = _transposes(op)
     rows, cols = (key + (slice(None),))[:2]
-    return lambda a, b: gemm.product((a.T if ta else a)[rows], (b.T if tb else b)[:, cols])
+    return lambda a, b: np.matmul((a.T if ta else a)[rows], (b.T if tb else b)[:, cols])
 
 
 registry.register_op("MatMul", _bind_matmul, fresh=True, transposed_inputs=_transposed_b)
