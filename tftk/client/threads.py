@@ -231,6 +231,7 @@ class StepTimes:
         self._warm_until = 0.0  # and the wall clock before which a step starting is not counted
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
         self._spin_until = 0.0  # the end of the last BLAS-way step plus BLAS_SPIN_SECONDS
+        self._against_running = False  # the current probe of one thread answers `_running_slowed`
 
     @property
     def shares_work(self) -> bool:
@@ -277,22 +278,24 @@ class StepTimes:
             best = self.decided = 1 if best > 1 else free
         return best
 
-    def _gain_lost(self, best: int, free: int) -> bool:
+    def _running_steps(self, free: int) -> list[float]:
+        """The last steps of the way `free` threads run (all their steps' for a plan with one way)."""
+        return self.by_way[self._running] if len(self.ways) > 1 else self.recent.get(free, [])
+
+    def _running_slowed(self, best: int, free: int) -> bool:
         """Whether `free` threads run but their running way's steps now take longer than one thread's
-        last median: then one thread is measured at once instead of at the next retry, and the other
-        ways afresh after it. Stretches of 0.5-1 s in which every 2-thread way of LeNet ran 8.5-9.5 ms
-        against one thread's 7.7-8.2 (the host's second core slowed) otherwise ran on two threads until
-        the retry, and made its benchmark runs 1.01-1.12x TF's where the others ran 0.90-1.00x. Such a
-        measurement costs nothing (one thread is the faster count then) and cannot repeat at once: it
-        finds one thread faster, which then runs, or slower than the running way's steps."""
+        last median: then one thread is measured at once, against that way's steps (not the other
+        ways', older), instead of at the next retry. Stretches of 0.5-1 s in which every 2-thread way
+        of LeNet ran 8.5-9.5 ms against one thread's 7.7-8.2 (the host's second core slowed) otherwise
+        ran on two threads until the retry, and made its benchmark runs 1.01-1.12x TF's where the
+        others ran 0.90-1.00x. Such a measurement costs nothing (one thread is the faster count then)
+        and cannot repeat at once: it finds one thread faster, which then runs, or slower than the
+        running way's steps. Not while a way is being measured, or its measurement not judged yet."""
         if best == 1 or not self.recent.get(1):
             return False
-        if len(self.ways) > 1:
-            if any(self._recheck_at[way] == 0 for way in self.ways):
-                return False  # a way is being measured, or its measurement not judged yet: `_running` may change
-            running = self.by_way[self._running]
-        else:
-            running = self.recent.get(free, [])
+        if len(self.ways) > 1 and any(self._recheck_at[way] == 0 for way in self.ways):
+            return False
+        running = self._running_steps(free)
         return len(running) >= PROBE_STEPS and _median(running) > self._median(1)
 
     def _probe(self, threads: int) -> int:
@@ -314,13 +317,10 @@ class StepTimes:
             if not self.recent.get(threads):
                 return self._probe(threads)
         best = self._decision(free)
-        lost = self._gain_lost(best, free)
+        lost = self._running_slowed(best, free)
         if self.clock < self.retry_at and not lost:
             return best
-        if lost:  # the other ways' windows are older than the change: measured afresh when 2 threads run again
-            for way in self.ways:
-                if way != self._running:
-                    self.by_way[way], self._recheck_at[way] = [], 0
+        self._against_running = lost
         self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome
         if best == 1 and len(self.ways) > 1:
             # the retries of `free` threads measure the plan's ways afresh in turn (the newest first):
@@ -439,7 +439,13 @@ class StepTimes:
         self.probing = None
         if not self.recent.get(1) or not self.recent.get(self.free):
             return  # the first count measured: nothing to compare yet
-        self.decided = self.preferred(self.free)
+        running = self._running_steps(self.free)
+        if self._against_running and running:  # one thread measured against the running way's newest steps
+            margin = WAY_MARGIN[self._running] if len(self.ways) > 1 else MARGIN
+            self.decided = self.free if _median(running) <= margin * self._median(1) else 1
+        else:
+            self.decided = self.preferred(self.free)
+        self._against_running = False
         if self.decided == threads:
             self.wait = RETRY_SECONDS  # a win: the other count is measured again soon
         else:  # a loss doubles the wait where the measurement cost more than the budget of its wait
