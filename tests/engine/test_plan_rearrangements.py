@@ -28,18 +28,39 @@ def _arrays(*shapes):
 
 # ---- stream_sums --------------------------------------------------------------------------------
 
-def _products(n: int):
+def _products(n: int, dtype=tf.float64):
     """x [4, 3] fed, n products x.T @ y_i (each its own [3, 5]) and their numpy values."""
-    x = tf.placeholder(tf.float64, [4, 3])
+    x = tf.placeholder(dtype, [4, 3])
     ys = _arrays(*[(4, 5)] * n)
     value = RNG.standard_normal((4, 3))
     return x, value, [tf.matmul(x, tf.constant(y), transpose_a=True) for y in ys], [value.T @ y for y in ys]
 
 
+def _terms(n: int):
+    """x [4, 3] fed, n element-wise terms x * c_i (no products) and their numpy values."""
+    x = tf.placeholder(tf.float64, [4, 3])
+    cs = _arrays(*[(4, 3)] * n)
+    value = RNG.standard_normal((4, 3))
+    return x, value, [tf.multiply(x, tf.constant(c)) for c in cs], [value * c for c in cs]
+
+
 @pytest.mark.parametrize("n", [3, 4, 7])
-def test_a_sum_of_n_products_runs_as_n_minus_1_partial_sums_in_place(n):
+def test_a_sum_of_n_products_runs_as_n_minus_1_gemms_adding_into_the_running_sum(n):
     x, value, products, expected = _products(n)
     total = tf.add_n(products)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(total, {x: value}), sum(expected), rtol=1e-12)
+        steps = [s for s in _plan(sess).steps if s.kernel is not None]
+    sums = [s for s in steps if s.op.type == registry.MATMUL_ACCUMULATE]
+    assert len(sums) == n - 1 and all(len(s.inputs) == 3 for s in sums)
+    assert [s.op.type for s in steps].count("MatMul") == 1  # only the first product is made on its own
+    assert all(s.donor == 0 for s in sums)  # each adds into the running sum's buffer
+
+
+@pytest.mark.parametrize("n", [3, 4, 7])
+def test_a_sum_of_n_other_terms_runs_as_n_minus_1_partial_sums_in_place(n):
+    x, value, terms, expected = _terms(n)
+    total = tf.add_n(terms)
     with tf.Session() as sess:
         np.testing.assert_allclose(sess.run(total, {x: value}), sum(expected), rtol=1e-12)
         sums = [s for s in _plan(sess).steps if s.kernel is not None and s.op.type == "AddN"]
@@ -47,16 +68,56 @@ def test_a_sum_of_n_products_runs_as_n_minus_1_partial_sums_in_place(n):
     assert all(s.donor is not None for s in sums)  # each partial sum writes into the running sum
 
 
-def test_each_product_dies_at_its_partial_sum():
-    x, value, products, _ = _products(5)
-    total = tf.add_n(products)
+def test_each_term_dies_at_its_partial_sum():
+    x, value, terms, _ = _terms(5)
+    total = tf.add_n(terms)
     with tf.Session() as sess:
         sess.run(total, {x: value})
         steps = [s for s in _plan(sess).steps if s.kernel is not None]
-    products = [index for index, step in enumerate(steps) if step.op.type == "MatMul"]
-    for index in products[1:]:  # the first product starts the running sum
+    made = [index for index, step in enumerate(steps) if step.op.type == "Mul"]
+    for index in made[1:]:  # the first term starts the running sum
         assert steps[index + 1].op.type == "AddN" and steps[index].outputs[0] in steps[index + 1].inputs
         assert steps[index].outputs[0] in steps[index + 1].free
+
+
+@pytest.mark.parametrize("case", ["fetched", "read_elsewhere"])
+def test_a_product_read_by_more_than_the_sum_is_made_and_added(case):
+    x, value, products, expected = _products(3)
+    total = tf.add_n(products)
+    other = tf.reduce_sum(products[1]) if case == "read_elsewhere" else products[1]
+    with tf.Session() as sess:
+        got, got_other = sess.run([total, other], {x: value})
+        types = _step_types(sess)
+    np.testing.assert_allclose(got, sum(expected), rtol=1e-12)
+    np.testing.assert_allclose(got_other, expected[1].sum() if case == "read_elsewhere" else expected[1], rtol=1e-12)
+    assert types.count("MatMul") == 2 and types.count(registry.MATMUL_ACCUMULATE) == 1 and types.count("AddN") == 1
+
+
+def test_a_fetched_running_sum_is_not_added_into():
+    """The first product starts the running sum; fetched, its buffer is not the gemm's to write."""
+    x, value, products, expected = _products(3)
+    total = tf.add_n(products)
+    with tf.Session() as sess:
+        got, first = sess.run([total, products[0]], {x: value})
+    np.testing.assert_allclose(first, expected[0], rtol=1e-12)
+    np.testing.assert_allclose(got, sum(expected), rtol=1e-12)
+
+
+def test_accumulated_products_give_the_bits_of_products_made_and_added(monkeypatch):
+    """float32, 28 products of an LSTM weight gradient's shape: one gemm adding each product gives the
+    bits of the product made and then added (its sum is added once, as np.add adds it)."""
+    from tftk.client import plan
+    xs = [tf.constant(RNG.standard_normal((128, 64)).astype(np.float32)) for _ in range(28)]
+    ds = [tf.constant(RNG.standard_normal((128, 96)).astype(np.float32)) for _ in range(28)]
+    total = tf.add_n([tf.matmul(a, b, transpose_a=True) for a, b in zip(xs, ds)])
+    with tf.Session() as sess:
+        fused = sess.run(total)
+        assert _step_types(sess).count(registry.MATMUL_ACCUMULATE) == 27
+    monkeypatch.setattr(plan, "_accumulable_product", lambda op: False)
+    with tf.Session() as sess:
+        made_and_added = sess.run(total)
+        assert registry.MATMUL_ACCUMULATE not in _step_types(sess)
+    np.testing.assert_array_equal(fused, made_and_added)
 
 
 @pytest.mark.parametrize("case", ["two_inputs", "control_input", "sum_in_cond_branch"])

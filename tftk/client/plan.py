@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from tftk.framework import errors, registry
 from tftk.framework.ops import Operation, Tensor
@@ -362,7 +362,7 @@ def _rearranged(ops: list, removed: set[int], before: dict[int, list], after: di
     return result
 
 
-def stream_sums(ops: list) -> list:
+def stream_sums(ops: list, fetches: Sequence[Tensor] = ()) -> list:
     """Add the inputs of a sum (AddN: `sums_inputs`) two at a time, each as soon as it is computed.
 
     A static RNN's weight gradient is the sum of one product per time step; summed at the end, the
@@ -372,8 +372,17 @@ def stream_sums(ops: list) -> list:
     more inputs, all computed by this plan under the sum's own cond guard, without control inputs.
     The inputs are added in the order they are computed, not in the op's: the result may differ
     from the graph's AddN in the last bits.
+
+    A 2-D MatMul read by nothing but the sum (not fetched, no control inputs) is not made at all: its
+    partial sum is a MATMUL_ACCUMULATE step, one gemm adding the product into the running sum
+    (`tftk.kernels.blas.add_product`; a [256, 512] LSTM weight's 28 products 11.3 -> 10.1 ms).
     """
     at = _positions(ops)
+    readers: collections.Counter = collections.Counter()
+    for op in ops:
+        readers.update(op.inputs)
+        readers.update(pred for pred, _ in op.guard)
+    readers.update(fetches)
     removed: set[int] = set()
     after: dict[int, list] = collections.defaultdict(list)
     for index, op in enumerate(ops):
@@ -384,11 +393,24 @@ def stream_sums(ops: list) -> list:
         total, acc = op.outputs[0], inputs[0]  # the last partial sum computes the op's own output
         for part, t in enumerate(inputs[1:], 1):
             output = total if part == len(inputs) - 1 else (total.dtype, total.shape)
-            partial = PlanOp(op, f"{op.name}/part_{part}", (acc, t), output)
+            producer = ops[at[t]]
+            if _accumulable_product(producer) and readers[t] == 1:
+                partial = PlanOp(producer, f"{op.name}/part_{part}", (acc,) + tuple(producer.inputs), output,
+                                 {"transpose_a": producer.get_attr("transpose_a"),
+                                  "transpose_b": producer.get_attr("transpose_b")}, registry.MATMUL_ACCUMULATE)
+                removed.add(at[t])
+            else:
+                partial = PlanOp(op, f"{op.name}/part_{part}", (acc, t), output)
             after[at[t]].append(partial)
             acc = partial.outputs[0]
         removed.add(index)
     return _rearranged(ops, removed, {}, after) if removed else ops
+
+
+def _accumulable_product(op: Any) -> bool:
+    """A graph's 2-D MatMul without control inputs, which a partial sum may make as `c += a @ b`."""
+    return (isinstance(op, Operation) and op.type == "MatMul" and not op.control_inputs
+            and all(t.shape.ndims == 2 for t in op.inputs))
 
 
 def hoist_transposed_inputs(ops: list, invariant: set[Tensor]) -> tuple[list, list[PlanOp]]:

@@ -33,6 +33,9 @@ CAPTURED_STATE_ATTR = "captured_state"
 # indices. The copies are made by a step of the plan-only op type TRANSPOSED_COPY (2-D `x.T`, C-contiguous).
 TRANSPOSED_INPUTS_ATTR = "_transposed_inputs"
 TRANSPOSED_COPY = "TransposedCopy"
+# The plan-only op type of a partial sum that adds a 2-D product into the running sum: inputs (sum, a, b),
+# attrs transpose_a / transpose_b (`tftk.client.plan.stream_sums`).
+MATMUL_ACCUMULATE = "MatMulAccumulate"
 # A plan's attr on an op that `skips_unread_outputs`: the indices of the outputs no step reads.
 UNREAD_OUTPUTS_ATTR = "_unread_outputs"
 

@@ -47,7 +47,8 @@ _SIZES = ", ".join(["i8"] * 10)  # kh, kw, sh, sw, dh, dw, oh, ow (and the batch
 
 # "module:qualname" -> the Numba signatures compiled ahead of time: the float32 training steps of
 # the MLP, the LeNet and deep-MNIST ConvNets (SGD and Adam), TF's truncated and plain normal initialisers and dropout's uniform mask,
-# and the transposed weight copies of the RNNs' backward passes.
+# the transposed weight copies of the RNNs' backward passes, and the gemm adding a static RNN's weight
+# gradient products into their running sum.
 SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.conv:_patch_rows": (f"void({_F4_4}, {_SIZES}, {_F4_2}, b1)",),
     "tftk.kernels.conv:_tap_im2col": (f"void({_F4_3}, {_SIZES}, {_F4_2})",),
@@ -72,6 +73,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.philox_fill:truncated_float32": (f"void(u8[::1], {_F4_1})",),
     "tftk.kernels.philox_fill:normal_float32": (f"void(u8[::1], {_F4_1})",),
     "tftk.kernels.transpose:_transpose_tiles": (f"void({_F4_2}, {_F4_2})",),
+    "tftk.kernels.blas:_gemm_into": (f"void(i8, i8, i8, i8, i8, i8, {_F4_2}, i8, {_F4_2}, i8, {_F4_2}, i8)",),
 }
 
 _lock = threading.Lock()

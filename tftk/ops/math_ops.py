@@ -644,7 +644,26 @@ def _bind_matmul_slice(op, ctx):
     return lambda a, b: np.matmul((a.T if ta else a)[rows], (b.T if tb else b)[:, cols])
 
 
+def _bind_matmul_accumulate(op, ctx, donor: int | None = None):
+    """A plan's partial sum `total + a @ b` (`tftk.client.plan.stream_sums`): one gemm adding the product
+    into a copy of `total`, or into `total` itself when the executor donates it."""
+    from tftk.kernels import blas
+    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    dtype = np.dtype(op.outputs[0].dtype.as_numpy_dtype)
+
+    def kernel(total, a, b):
+        a, b = (a.T if ta else a), (b.T if tb else b)
+        writable = donor == 0 and isinstance(total, np.ndarray) and total.flags.writeable \
+            and total.flags.c_contiguous and total.dtype == dtype and total.shape == (a.shape[0], b.shape[1])
+        return blas.add_product(total if writable else np.array(total, dtype, order="C"), a, b)
+
+    return kernel
+
+
 registry.register_op("MatMul", _bind_matmul, fresh=True, transposed_inputs=_transposed_b)
+registry.register_op(registry.MATMUL_ACCUMULATE, _bind_matmul_accumulate,
+                     inplace=lambda op, ctx, position: _bind_matmul_accumulate(op, ctx, position))
+registry.not_differentiable(registry.MATMUL_ACCUMULATE)  # exists in plans only, never in a graph
 registry.register_op(registry.TRANSPOSED_COPY, _bind_transposed_copy, fresh=True)
 registry.not_differentiable(registry.TRANSPOSED_COPY)  # exists in plans only, never in a graph
 # Plans run a product read only through a slice as the product of the slice's part: the gradient of

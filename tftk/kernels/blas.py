@@ -1,0 +1,123 @@
+"""`c += a @ b` in one BLAS call: the gemm with beta = 1 that numpy's own OpenBLAS has and numpy does not expose.
+
+Why: a weight used at every step of a static RNN gets one gradient product per step, summed (the
+plan adds each as soon as it is made: `tftk.client.plan.stream_sums`). Made by numpy, each product
+is written to a new array and then added into the running sum, one more pass over a [256, 512]
+array per step; a gemm with beta = 1 adds it in its own store. 28 steps of an LSTM layer's weight
+gradient (xh^T @ dicfo, 256x128 @ 128x512), one thread: 11.3 ms made and added, 10.1 ms accumulated;
+the same bits (the product's float32 sum is added to c once, as np.add does, while the inner
+dimension fits one of OpenBLAS's blocks; beyond, OpenBLAS adds block by block).
+
+How: the library numpy's wheel bundles (scipy-openblas, 64-bit integers) is opened by its path
+(already loaded by numpy: the same instance, its thread setting included) and its `cblas_sgemm` /
+`cblas_dgemm` called through their addresses from a compiled kernel (`_cblas_gemm`), ~1 us a call.
+Where numpy has another BLAS, or an operand is laid out neither by rows nor by columns, numpy
+computes the product and adds it (`np.add(c, a @ b, out=c)`), which is the same arithmetic.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from tftk.kernels.jit import intrinsic, njit
+
+__all__ = ["add_product", "numpy_openblas"]
+
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enums
+_GEMM = {np.dtype(np.float32): "scipy_cblas_sgemm64_", np.dtype(np.float64): "scipy_cblas_dgemm64_"}
+
+_lock = threading.Lock()
+_addresses: dict[np.dtype, int] = {}
+_loaded: list[bool] = []
+
+
+def _cblas_gemm_definition(typingctx, address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
+    """The intrinsic `cblas_?gemm(RowMajor, trans_a, trans_b, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)`
+    (c += op(a) @ op(b)) through the function at `address`, whose integers are 64-bit."""
+    from llvmlite import ir
+    from numba import types
+
+    arrays = (a, b, c)
+    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays) or len({x.dtype for x in arrays}) != 1 \
+            or a.dtype not in (types.float32, types.float64):
+        return None
+    i = types.intp
+    signature = types.void(i, i, i, i, i, i, a, i, b, i, c, i)
+
+    def codegen(context, builder, sig, args):
+        address_, ta, tb, m_, n_, k_, _, lda_, _, ldb_, _, ldc_ = args
+        a_p, b_p, c_p = (context.make_array(t)(context, builder, v).data
+                         for t, v in zip(sig.args, args) if isinstance(t, types.Array))
+        element = a_p.type.pointee
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        function = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, element, a_p.type, i64,
+                                                   b_p.type, i64, element, c_p.type, i64])
+        one = ir.Constant(element, 1.0)
+        builder.call(builder.inttoptr(address_, function.as_pointer()),
+                     [ir.Constant(i32, ROW_MAJOR), builder.trunc(ta, i32), builder.trunc(tb, i32), m_, n_, k_, one,
+                      a_p, lda_, b_p, ldb_, one, c_p, ldc_])
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_cblas_gemm = intrinsic(_cblas_gemm_definition)
+
+
+@njit(cache=True)
+def _gemm_into(address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):  # pragma: no cover - compiled
+    _cblas_gemm(address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc)
+
+
+def numpy_openblas() -> str | None:
+    """The path of the OpenBLAS library numpy's wheel bundles (None: numpy uses another BLAS)."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    found = sorted(glob.glob(os.path.join(folder, "libscipy_openblas64_*.so")))
+    return found[0] if found else None
+
+
+def _gemm_address(dtype: np.dtype) -> int | None:
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                path = numpy_openblas()
+                try:
+                    library = ctypes.CDLL(path) if path is not None else None
+                    for kind, name in _GEMM.items():
+                        if library is not None:
+                            _addresses[kind] = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+                except (OSError, AttributeError):
+                    _addresses.clear()
+                _loaded.append(True)
+    return _addresses.get(dtype)
+
+
+def _rows(x: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(C-contiguous array, CBLAS transpose flag) laying out 2-D `x`: `x` itself, or `x.T` of a
+    column-major `x`; None for any other layout."""
+    if not x.flags.aligned:
+        return None
+    if x.flags.c_contiguous:
+        return x, NO_TRANS
+    if x.flags.f_contiguous:
+        return x.T, TRANS
+    return None
+
+
+def add_product(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`c += a @ b` for a C-contiguous, writable 2-D `c` and 2-D `a`, `b` of c's dtype; returns `c`."""
+    address = _gemm_address(c.dtype) if a.dtype == c.dtype and b.dtype == c.dtype else None
+    (m, k), n = a.shape, b.shape[1]
+    if address is not None and b.shape[0] == k and c.shape == (m, n) and c.flags.c_contiguous and m and n and k:
+        a_rows, b_rows = _rows(a), _rows(b)
+        if a_rows is not None and b_rows is not None:
+            _gemm_into(address, a_rows[1], b_rows[1], m, n, k, a_rows[0], a_rows[0].shape[1], b_rows[0],
+                       b_rows[0].shape[1], c, n)
+            return c
+    return np.add(c, np.matmul(a, b), out=c)
