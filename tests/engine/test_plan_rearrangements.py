@@ -103,6 +103,27 @@ def test_a_fetched_running_sum_is_not_added_into():
     np.testing.assert_allclose(got, sum(expected), rtol=1e-12)
 
 
+def test_a_weights_gradient_over_time_steps_adds_its_products_through_the_gradients_identity(monkeypatch):
+    """tf.gradients hands each step's product x_t^T @ dh on through an Identity (`tf.tuple`): seen
+    through, it is still added by one gemm; the values are those of the rewrite off."""
+    from tftk.client import plan
+    xs = [tf.constant(RNG.standard_normal((8, 6)).astype(np.float32)) for _ in range(4)]
+    w = tf.Variable(RNG.standard_normal((6, 5)).astype(np.float32))
+    h = tf.zeros([8, 5])
+    for x in xs:
+        h = tf.tanh(tf.matmul(x, w) + h)
+    grad = tf.gradients(tf.reduce_sum(h * h), w)[0]
+    runs = []
+    for rewrite in (True, False):
+        if not rewrite:
+            monkeypatch.setattr(plan, "_accumulable_product", lambda op: False)
+        with tf.Session() as sess:
+            sess.run(w.initializer)
+            runs.append(sess.run(grad))
+            assert (registry.MATMUL_ACCUMULATE in _step_types(sess)) == rewrite
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
 def test_accumulated_products_give_the_bits_of_products_made_and_added(monkeypatch):
     """float32, 28 products of an LSTM weight gradient's shape: one gemm adding each product gives the
     bits of the product made and then added (its sum is added once, as np.add adds it)."""

@@ -373,8 +373,8 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = ()) -> list:
     The inputs are added in the order they are computed, not in the op's: the result may differ
     from the graph's AddN in the last bits.
 
-    A 2-D MatMul read by nothing but the sum (not fetched, no control inputs) is not made at all: its
-    partial sum is a MATMUL_ACCUMULATE step, one gemm adding the product into the running sum
+    A 2-D MatMul read by nothing but the sum (not fetched, no control inputs; maybe through a gradient's
+    Identity, `_product_made_for`) is not made at all: its partial sum is a MATMUL_ACCUMULATE step, one gemm adding the product into the running sum
     (`tftk.kernels.blas.add_product`; a [256, 512] LSTM weight's 28 products 11.3 -> 10.1 ms).
     """
     at = _positions(ops)
@@ -393,18 +393,35 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = ()) -> list:
         total, acc = op.outputs[0], inputs[0]  # the last partial sum computes the op's own output
         for part, t in enumerate(inputs[1:], 1):
             output = total if part == len(inputs) - 1 else (total.dtype, total.shape)
-            producer = ops[at[t]]
-            if _accumulable_product(producer) and readers[t] == 1:
-                partial = PlanOp(producer, f"{op.name}/part_{part}", (acc,) + tuple(producer.inputs), output,
-                                 {"transpose_a": producer.get_attr("transpose_a"),
-                                  "transpose_b": producer.get_attr("transpose_b")}, registry.MATMUL_ACCUMULATE)
-                removed.add(at[t])
+            made = _product_made_for(t, ops, at, readers) if readers[t] == 1 else ()
+            if made:
+                product = ops[made[0]]
+                partial = PlanOp(product, f"{op.name}/part_{part}", (acc,) + tuple(product.inputs), output,
+                                 {"transpose_a": product.get_attr("transpose_a"),
+                                  "transpose_b": product.get_attr("transpose_b")}, registry.MATMUL_ACCUMULATE)
+                removed.update(made)
             else:
                 partial = PlanOp(op, f"{op.name}/part_{part}", (acc, t), output)
             after[at[t]].append(partial)
             acc = partial.outputs[0]
         removed.add(index)
     return _rearranged(ops, removed, {}, after) if removed else ops
+
+
+def _product_made_for(t: Tensor, ops: list, at: dict, readers: collections.Counter) -> tuple[int, ...]:
+    """The indices of the ops that make `t` (read by a sum only) as a product a partial sum may make
+    itself: a MatMul's, or an Identity's of a MatMul's output read by nothing else (TF's gradients
+    hand a product on through `tf.tuple`'s Identity, whose control input only orders it after its
+    siblings: the product's value is the same without it). Empty when `t` is not such a product."""
+    producer = ops[at[t]]
+    if _accumulable_product(producer):
+        return (at[t],)
+    if isinstance(producer, Operation) and producer.type == "Identity":
+        inner = producer.inputs[0]
+        if inner in at and readers[inner] == 1 and _accumulable_product(ops[at[inner]]) \
+                and ops[at[inner]].guard == producer.guard:
+            return (at[inner], at[t])
+    return ()
 
 
 def _accumulable_product(op: Any) -> bool:

@@ -10,7 +10,7 @@ dimension fits one of OpenBLAS's blocks; beyond, OpenBLAS adds block by block).
 
 How: the library numpy's wheel bundles (scipy-openblas, 64-bit integers) is opened by its path
 (already loaded by numpy: the same instance, its thread setting included) and its `cblas_sgemm` /
-`cblas_dgemm` called through their addresses from a compiled kernel (`_cblas_gemm`), ~1 us a call.
+`cblas_dgemm` called through their addresses from a compiled kernel (`_cblas_gemm`), ~3 us a call.
 Where numpy has another BLAS, or an operand is laid out neither by rows nor by columns, numpy
 computes the product and adds it (`np.add(c, a @ b, out=c)`), which is the same arithmetic.
 """
@@ -39,25 +39,24 @@ _loaded: list[bool] = []
 
 def _cblas_gemm_definition(typingctx, address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
     """The intrinsic `cblas_?gemm(RowMajor, trans_a, trans_b, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)`
-    (c += op(a) @ op(b)) through the function at `address`, whose integers are 64-bit."""
+    (c += op(a) @ op(b)) through the function at `address`, whose integers are 64-bit; `a` and `b` are
+    the addresses of their first elements (of c's dtype), `c` the array."""
     from llvmlite import ir
     from numba import types
 
-    arrays = (a, b, c)
-    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays) or len({x.dtype for x in arrays}) != 1 \
-            or a.dtype not in (types.float32, types.float64):
+    if not (isinstance(c, types.Array) and c.ndim == 2 and c.dtype in (types.float32, types.float64)):
         return None
     i = types.intp
-    signature = types.void(i, i, i, i, i, i, a, i, b, i, c, i)
+    signature = types.void(i, i, i, i, i, i, i, i, i, i, c, i)
 
     def codegen(context, builder, sig, args):
-        address_, ta, tb, m_, n_, k_, _, lda_, _, ldb_, _, ldc_ = args
-        a_p, b_p, c_p = (context.make_array(t)(context, builder, v).data
-                         for t, v in zip(sig.args, args) if isinstance(t, types.Array))
-        element = a_p.type.pointee
+        address_, ta, tb, m_, n_, k_, a_, lda_, b_, ldb_, c_, ldc_ = args
+        c_p = context.make_array(sig.args[10])(context, builder, c_).data
+        element = c_p.type.pointee
+        a_p, b_p = (builder.inttoptr(x, c_p.type) for x in (a_, b_))
         i32, i64 = ir.IntType(32), ir.IntType(64)
-        function = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, element, a_p.type, i64,
-                                                   b_p.type, i64, element, c_p.type, i64])
+        function = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, element, c_p.type, i64,
+                                                   c_p.type, i64, element, c_p.type, i64])
         one = ir.Constant(element, 1.0)
         builder.call(builder.inttoptr(address_, function.as_pointer()),
                      [ir.Constant(i32, ROW_MAJOR), builder.trunc(ta, i32), builder.trunc(tb, i32), m_, n_, k_, one,
@@ -111,13 +110,15 @@ def _rows(x: np.ndarray) -> tuple[np.ndarray, int] | None:
 
 
 def add_product(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """`c += a @ b` for a C-contiguous, writable 2-D `c` and 2-D `a`, `b` of c's dtype; returns `c`."""
+    """`c += a @ b` for a C-contiguous, writable 2-D `c` and 2-D `a`, `b` of c's dtype; returns `c`.
+
+    `a` and `b` stay referenced here while the kernel reads them by address."""
     address = _gemm_address(c.dtype) if a.dtype == c.dtype and b.dtype == c.dtype else None
     (m, k), n = a.shape, b.shape[1]
     if address is not None and b.shape[0] == k and c.shape == (m, n) and c.flags.c_contiguous and m and n and k:
         a_rows, b_rows = _rows(a), _rows(b)
-        if a_rows is not None and b_rows is not None:
-            _gemm_into(address, a_rows[1], b_rows[1], m, n, k, a_rows[0], a_rows[0].shape[1], b_rows[0],
-                       b_rows[0].shape[1], c, n)
+        if a_rows is not None and b_rows is not None:  # (a and b by address: read-only arrays too)
+            _gemm_into(address, a_rows[1], b_rows[1], m, n, k, a_rows[0].ctypes.data, a_rows[0].shape[1],
+                       b_rows[0].ctypes.data, b_rows[0].shape[1], c, n)
             return c
     return np.add(c, np.matmul(a, b), out=c)
