@@ -232,6 +232,7 @@ class StepTimes:
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
         self._spin_until = 0.0  # the end of the last BLAS-way step plus BLAS_SPIN_SECONDS
         self._against_running = False  # the current probe of one thread answers `_running_slowed`
+        self._scheduled_retry = 0.0  # and the retry it came before
 
     @property
     def shares_work(self) -> bool:
@@ -284,19 +285,26 @@ class StepTimes:
 
     def _running_slowed(self, best: int, free: int) -> bool:
         """Whether `free` threads run but their running way's steps now take longer than one thread's
-        last median: then one thread is measured at once, against that way's steps (not the other
-        ways', older), instead of at the next retry. Stretches of 0.5-1 s in which every 2-thread way
-        of LeNet ran 8.5-9.5 ms against one thread's 7.7-8.2 (the host's second core slowed) otherwise
-        ran on two threads until the retry, and made its benchmark runs 1.01-1.12x TF's where the
-        others ran 0.90-1.00x. Such a measurement costs nothing (one thread is the faster count then)
-        and cannot repeat at once: it finds one thread faster, which then runs, or slower than the
-        running way's steps. Not while a way is being measured, or its measurement not judged yet."""
+        last median by the way's margin (slower than one thread / margin: a band either side of the
+        judgement, so a noisy step or two does not trigger it): then one thread is measured at once,
+        against that way's steps (not the other ways', older), instead of at the next retry; where
+        two threads still win, the retries go on as scheduled. Stretches of 0.5-1 s in which every
+        2-thread way of LeNet ran 8.5-9.5 ms against one thread's 7.7-8.2 (the host's second core
+        slowed) otherwise ran on two threads until the retry, and made its benchmark runs 1.01-1.12x
+        TF's where the others ran 0.90-1.00x. Such a measurement costs little (one thread is likely
+        the faster count then) and cannot repeat at once: it finds one thread faster, which then
+        runs, or slower than the running way's steps by the margin. Not while a way is being
+        measured, or its measurement not judged yet."""
         if best == 1 or not self.recent.get(1):
             return False
         if len(self.ways) > 1 and any(self._recheck_at[way] == 0 for way in self.ways):
             return False
         running = self._running_steps(free)
-        return len(running) >= PROBE_STEPS and _median(running) > self._median(1)
+        return len(running) >= PROBE_STEPS and self._running_margin() * _median(running) > self._median(1)
+
+    def _running_margin(self) -> float:
+        """The margin the running way's steps must beat one thread's by (`WAY_MARGIN`; MARGIN with one way)."""
+        return WAY_MARGIN[self._running] if len(self.ways) > 1 else MARGIN
 
     def _probe(self, threads: int) -> int:
         self.probing, self._probe_left = threads, PROBE_STEPS
@@ -321,6 +329,8 @@ class StepTimes:
         if self.clock < self.retry_at and not lost:
             return best
         self._against_running = lost
+        if lost:
+            self._scheduled_retry = self.retry_at  # kept when one thread loses this extra measurement
         self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome
         if best == 1 and len(self.ways) > 1:
             # the retries of `free` threads measure the plan's ways afresh in turn (the newest first):
@@ -440,12 +450,14 @@ class StepTimes:
         if not self.recent.get(1) or not self.recent.get(self.free):
             return  # the first count measured: nothing to compare yet
         running = self._running_steps(self.free)
-        if self._against_running and running:  # one thread measured against the running way's newest steps
-            margin = WAY_MARGIN[self._running] if len(self.ways) > 1 else MARGIN
-            self.decided = self.free if _median(running) <= margin * self._median(1) else 1
+        against_running, self._against_running = self._against_running and bool(running), False
+        if against_running:  # one thread measured against the running way's newest steps
+            self.decided = self.free if _median(running) <= self._running_margin() * self._median(1) else 1
+            if self.decided != threads:  # two threads still win: the retries go on as scheduled
+                self.retry_at = self._scheduled_retry
+                return
         else:
             self.decided = self.preferred(self.free)
-        self._against_running = False
         if self.decided == threads:
             self.wait = RETRY_SECONDS  # a win: the other count is measured again soon
         else:  # a loss doubles the wait where the measurement cost more than the budget of its wait
