@@ -124,6 +124,25 @@ def test_a_weights_gradient_over_time_steps_adds_its_products_through_the_gradie
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
+@pytest.mark.parametrize("through_tuple", [False, True])
+def test_an_update_ordered_after_a_product_still_sees_it_made_first(through_tuple):
+    """A variable update with a control input on a summed product runs after that product, as in TF:
+    the product (made by the partial sum, where the MatMul was) reads the variable's old value."""
+    w_value = RNG.standard_normal((3, 5))
+    w = tf.Variable(w_value)
+    xs = _arrays(*[(4, 3)] * 3)
+    products = [tf.matmul(tf.constant(x), w) for x in xs]
+    summed = tf.tuple(products) if through_tuple else products
+    total = tf.add_n(summed)
+    with tf.control_dependencies([p.op for p in products]):
+        update = w.assign(w * 2.0)
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        got, _ = sess.run([total, update])
+        assert registry.MATMUL_ACCUMULATE in _step_types(sess)
+    np.testing.assert_allclose(got, sum(x @ w_value for x in xs), rtol=1e-12)
+
+
 def test_accumulated_products_give_the_bits_of_products_made_and_added(monkeypatch):
     """float32, 28 products of an LSTM weight gradient's shape: one gemm adding each product gives the
     bits of the product made and then added (its sum is added once, as np.add adds it)."""

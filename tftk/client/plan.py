@@ -373,8 +373,9 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = ()) -> list:
     The inputs are added in the order they are computed, not in the op's: the result may differ
     from the graph's AddN in the last bits.
 
-    A 2-D MatMul read by nothing but the sum (not fetched, no control inputs; maybe through a gradient's
-    Identity, `_product_made_for`) is not made at all: its partial sum is a MATMUL_ACCUMULATE step, one gemm adding the product into the running sum
+    A 2-D MatMul read by nothing but the sum (not fetched; maybe through a gradient's Identity,
+    `_product_made_for`) is not made at all: its partial sum, where the MatMul was, is a
+    MATMUL_ACCUMULATE step, one gemm adding the product into the running sum
     (`tftk.kernels.blas.add_product`; a [256, 512] LSTM weight's 28 products 11.3 -> 10.1 ms).
     """
     at = _positions(ops)
@@ -383,40 +384,48 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = ()) -> list:
         readers.update(op.inputs)
         readers.update(pred for pred, _ in op.guard)
     readers.update(fetches)
+    controlling = {c for op in ops for c in op.control_inputs}
     removed: set[int] = set()
     after: dict[int, list] = collections.defaultdict(list)
     for index, op in enumerate(ops):
         if not registry.lookup(op.type).sums_inputs or len(op.inputs) < 3 or op.control_inputs \
                 or any(t not in at or ops[at[t]].guard != op.guard for t in op.inputs):
             continue
-        inputs = sorted(op.inputs, key=at.__getitem__)
-        total, acc = op.outputs[0], inputs[0]  # the last partial sum computes the op's own output
-        for part, t in enumerate(inputs[1:], 1):
-            output = total if part == len(inputs) - 1 else (total.dtype, total.shape)
-            made = _product_made_for(t, ops, at, readers) if readers[t] == 1 else ()
-            if made:
-                product = ops[made[0]]
+        # each input: (where it is made, the tensor, the ops a partial sum making it replaces)
+        made = []
+        for t in op.inputs:
+            replaced = _product_made_for(t, ops, at, readers, controlling) if readers[t] == 1 else ()
+            made.append((replaced[0], ops[replaced[0]].outputs[0], replaced) if replaced else (at[t], t, ()))
+        made.sort(key=lambda entry: entry[0])
+        total, acc = op.outputs[0], made[0][1]  # the last partial sum computes the op's own output
+        for part, (position, t, replaced) in enumerate(made[1:], 1):
+            output = total if part == len(made) - 1 else (total.dtype, total.shape)
+            if replaced:
+                product = ops[position]
                 partial = PlanOp(product, f"{op.name}/part_{part}", (acc,) + tuple(product.inputs), output,
                                  {"transpose_a": product.get_attr("transpose_a"),
                                   "transpose_b": product.get_attr("transpose_b")}, registry.MATMUL_ACCUMULATE)
-                removed.update(made)
+                removed.update(replaced)
             else:
                 partial = PlanOp(op, f"{op.name}/part_{part}", (acc, t), output)
-            after[at[t]].append(partial)
+            after[position].append(partial)
             acc = partial.outputs[0]
         removed.add(index)
     return _rearranged(ops, removed, {}, after) if removed else ops
 
 
-def _product_made_for(t: Tensor, ops: list, at: dict, readers: collections.Counter) -> tuple[int, ...]:
-    """The indices of the ops that make `t` (read by a sum only) as a product a partial sum may make
-    itself: a MatMul's, or an Identity's of a MatMul's output read by nothing else (TF's gradients
-    hand a product on through `tf.tuple`'s Identity, whose control input only orders it after its
-    siblings: the product's value is the same without it). Empty when `t` is not such a product."""
+def _product_made_for(t: Tensor, ops: list, at: dict, readers: collections.Counter,
+                      controlling: set) -> tuple[int, ...]:
+    """The indices of the ops that make `t` (read by a sum only) as a 2-D product, the MatMul's first:
+    a partial sum may make the product itself, where the MatMul ran (an op ordered after the MatMul
+    by a control input still runs after it). The MatMul's, or an Identity's of a MatMul's output
+    read by nothing else, itself no op's control input (TF's gradients hand a product on through
+    `tf.tuple`'s Identity, whose control input only orders it after its siblings: the product's value
+    is the same without it). Empty when `t` is not such a product."""
     producer = ops[at[t]]
     if _accumulable_product(producer):
         return (at[t],)
-    if isinstance(producer, Operation) and producer.type == "Identity":
+    if isinstance(producer, Operation) and producer.type == "Identity" and producer not in controlling:
         inner = producer.inputs[0]
         if inner in at and readers[inner] == 1 and _accumulable_product(ops[at[inner]]) \
                 and ops[at[inner]].guard == producer.guard:
