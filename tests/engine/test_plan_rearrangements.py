@@ -143,6 +143,36 @@ def test_an_update_ordered_after_a_product_still_sees_it_made_first(through_tupl
     np.testing.assert_allclose(got, sum(x @ w_value for x in xs), rtol=1e-12)
 
 
+@pytest.mark.parametrize("operand", ["a", "b"])
+def test_a_running_sum_that_is_also_an_operand_is_not_written_while_read(operand):
+    """add_n([x, x @ w, y @ w2, ...]): the running sum x is the next product's `a` (or `b`); a gemm
+    writing into it would read what it writes (wrong values from n >= 64)."""
+    n = 96
+    x = tf.placeholder(tf.float32, [n, n])
+    w1, w2, w3 = (tf.constant(RNG.standard_normal((n, n)).astype(np.float32)) for _ in range(3))
+    start = tf.sin(x)  # a temporary the sum may write into
+    first = tf.matmul(start, w1) if operand == "a" else tf.matmul(w1, start)
+    total = tf.add_n([start, first, tf.matmul(tf.cos(x), w2), tf.matmul(tf.tanh(x), w3)])
+    value = RNG.standard_normal((n, n)).astype(np.float32)
+    with tf.Session() as sess:
+        got = sess.run(total, {x: value})
+    s, c, t = (f(value.astype(np.float64)) for f in (np.sin, np.cos, np.tanh))
+    with tf.Session() as sess:
+        w1v, w2v, w3v = sess.run([w1, w2, w3])
+    want = s + (s @ w1v if operand == "a" else w1v @ s) + c @ w2v + t @ w3v
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_a_fed_product_is_summed_as_fed():
+    """A product kept in the plan for a control input (tf.tuple's gate) but fed: the sum adds the fed value."""
+    x, value, products, expected = _products(3)
+    total = tf.add_n(tf.tuple(products))
+    fed = np.zeros_like(expected[1])
+    with tf.Session() as sess:
+        got = sess.run(total, {x: value, products[1]: fed})
+    np.testing.assert_allclose(got, expected[0] + expected[2], rtol=1e-12)
+
+
 def test_accumulated_products_give_the_bits_of_products_made_and_added(monkeypatch):
     """float32, 28 products of an LSTM weight gradient's shape: one gemm adding each product gives the
     bits of the product made and then added (its sum is added once, as np.add adds it)."""

@@ -160,7 +160,7 @@ def build_plan(graph: Graph, fetches: list[Tensor], targets: list[Operation], fe
     check_feeds(ops, feed_set, on_placement)
     hoisted: list = []
     if fuse:  # the passes that change which kernels run (traced runs show the graph's ops)
-        ops, hoisted = hoist_transposed_inputs(stream_sums(fuse_ops(ops, fetches, feed_set), fetches),
+        ops, hoisted = hoist_transposed_inputs(stream_sums(fuse_ops(ops, fetches, feed_set), fetches, feed_set),
                                                set(invariant))
         ops = sink_copies(mark_unread_outputs(share_transposed_inputs(ops), fetches))
     plan = build_steps(ops, fetches, list(feeds) + [copy.outputs[0] for copy in hoisted])

@@ -362,7 +362,7 @@ def _rearranged(ops: list, removed: set[int], before: dict[int, list], after: di
     return result
 
 
-def stream_sums(ops: list, fetches: Sequence[Tensor] = ()) -> list:
+def stream_sums(ops: list, fetches: Sequence[Tensor] = (), feeds: Sequence[Tensor] = ()) -> list:
     """Add the inputs of a sum (AddN: `sums_inputs`) two at a time, each as soon as it is computed.
 
     A static RNN's weight gradient is the sum of one product per time step; summed at the end, the
@@ -373,9 +373,9 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = ()) -> list:
     The inputs are added in the order they are computed, not in the op's: the result may differ
     from the graph's AddN in the last bits.
 
-    A 2-D MatMul read by nothing but the sum (not fetched; maybe through a gradient's Identity,
-    `_product_made_for`) is not made at all: its partial sum, where the MatMul was, is a
-    MATMUL_ACCUMULATE step, one gemm adding the product into the running sum
+    A 2-D MatMul without control inputs read by nothing but the sum (not fetched or fed; maybe through
+    a gradient's Identity, `_product_made_for`), other than the one starting the running sum, is not
+    made on its own: its partial sum, where the MatMul was, is a MATMUL_ACCUMULATE step, one gemm adding the product into the running sum
     (`tftk.kernels.blas.add_product`; a [256, 512] LSTM weight's 28 products 11.3 -> 10.1 ms).
     """
     at = _positions(ops)
@@ -384,6 +384,7 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = ()) -> list:
         readers.update(op.inputs)
         readers.update(pred for pred, _ in op.guard)
     readers.update(fetches)
+    readers.update(feeds)  # a fed product is the feed's value, not a product to make
     controlling = {c for op in ops for c in op.control_inputs}
     removed: set[int] = set()
     after: dict[int, list] = collections.defaultdict(list)

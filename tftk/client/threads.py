@@ -328,7 +328,7 @@ class StepTimes:
         lost = self._running_slowed(best, free)
         if self.clock < self.retry_at and not lost:
             return best
-        self._against_running = lost
+        self._against_running = lost = lost and self.clock < self.retry_at  # (else the regular retry is due)
         if lost:
             self._scheduled_retry = self.retry_at  # kept when one thread loses this extra measurement
         self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome

@@ -112,10 +112,12 @@ def _rows(x: np.ndarray) -> tuple[np.ndarray, int] | None:
 def add_product(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`c += a @ b` for a C-contiguous, writable 2-D `c` and 2-D `a`, `b` of c's dtype; returns `c`.
 
-    `a` and `b` stay referenced here while the kernel reads them by address."""
+    `a` and `b` stay referenced here while the kernel reads them by address. A `c` sharing memory
+    with `a` or `b` goes through numpy (the product made first): the gemm would read what it writes."""
     address = _gemm_address(c.dtype) if a.dtype == c.dtype and b.dtype == c.dtype else None
     (m, k), n = a.shape, b.shape[1]
-    if address is not None and b.shape[0] == k and c.shape == (m, n) and c.flags.c_contiguous and m and n and k:
+    if address is not None and b.shape[0] == k and c.shape == (m, n) and c.flags.c_contiguous and c.flags.writeable \
+            and m and n and k and not np.may_share_memory(c, a) and not np.may_share_memory(c, b):
         a_rows, b_rows = _rows(a), _rows(b)
         if a_rows is not None and b_rows is not None:  # (a and b by address: read-only arrays too)
             _gemm_into(address, a_rows[1], b_rows[1], m, n, k, a_rows[0].ctypes.data, a_rows[0].shape[1],
