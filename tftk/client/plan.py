@@ -375,8 +375,9 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = (), feeds: Sequence[Tenso
 
     A 2-D MatMul without control inputs read by nothing but the sum (not fetched or fed; maybe through
     a gradient's Identity, `_product_made_for`), other than the one starting the running sum, is not
-    made on its own: its partial sum, where the MatMul was, is a MATMUL_ACCUMULATE step, one gemm adding the product into the running sum
-    (`tftk.kernels.blas.add_product`; a [256, 512] LSTM weight's 28 products 11.3 -> 10.1 ms).
+    made on its own: its partial sum, where the MatMul was, is a MATMUL_ACCUMULATE step, one gemm
+    adding the product into the running sum (`tftk.kernels.blas.add_product`; a [256, 512] LSTM
+    weight's 28 products 11.3 -> 10.1 ms).
     """
     at = _positions(ops)
     readers: collections.Counter = collections.Counter()

@@ -232,7 +232,6 @@ class StepTimes:
         self._remeasure = 0  # which way the next retry of `free` threads measures afresh (an index into ways)
         self._spin_until = 0.0  # the end of the last BLAS-way step plus BLAS_SPIN_SECONDS
         self._against_running = False  # the current probe of one thread answers `_running_slowed`
-        self._scheduled_retry = 0.0  # and the retry it came before
 
     @property
     def shares_work(self) -> bool:
@@ -325,13 +324,12 @@ class StepTimes:
             if not self.recent.get(threads):
                 return self._probe(threads)
         best = self._decision(free)
-        lost = self._running_slowed(best, free)
-        if self.clock < self.retry_at and not lost:
+        due = self.clock >= self.retry_at
+        self._against_running = not due and self._running_slowed(best, free)
+        if not due and not self._against_running:
             return best
-        self._against_running = lost = lost and self.clock < self.retry_at  # (else the regular retry is due)
-        if lost:
-            self._scheduled_retry = self.retry_at  # kept when one thread loses this extra measurement
-        self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome
+        if due:  # (an extra measurement keeps the scheduled retry, should two threads still win)
+            self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome
         if best == 1 and len(self.ways) > 1:
             # the retries of `free` threads measure the plan's ways afresh in turn (the newest first):
             # otherwise a way whose steps lost once (LeNet's first shared steps, warming up: 15.8, 11.1,
@@ -454,7 +452,6 @@ class StepTimes:
         if against_running:  # one thread measured against the running way's newest steps
             self.decided = self.free if _median(running) <= self._running_margin() * self._median(1) else 1
             if self.decided != threads:  # two threads still win: the retries go on as scheduled
-                self.retry_at = self._scheduled_retry
                 return
         else:
             self.decided = self.preferred(self.free)
