@@ -11,7 +11,7 @@ import pytest
 import tftk as tf
 from tftk.client import codegen, side_thread, streams
 from tftk.client import threads as thread_policy
-from tftk.framework import errors
+from tftk.framework import errors, registry
 
 
 # ---- the schedule ---------------------------------------------------------------------------------
@@ -139,6 +139,29 @@ def test_an_input_overwritten_in_place_waits_for_its_other_readers():
     donors = [i for i, step in enumerate(plan.steps) if step.donor is not None and step.op.name == "w"]
     assert donors, "the plan no longer donates y to w: pick another graph"
     assert _index(plan, "z") in streams.dependencies(plan)[donors[0]]
+
+
+@pytest.mark.parametrize("last_term", ["product", "other"])
+def test_an_op_with_a_control_input_on_a_streamed_sum_waits_for_its_last_partial_sum(last_term):
+    """A sum streamed as partial sums (plan.stream_sums) is complete at its last partial, which a product's
+    gemm may make: an op waiting for the sum by a control input waits for that step in a split run."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float64, [4, 3])
+        weights = [tf.constant(np.full((3, 5), float(i))) for i in range(3)]
+        terms = [tf.matmul(x, w) for w in weights]
+        if last_term == "other":
+            terms.append(tf.sin(tf.matmul(x, weights[0])))
+        total = tf.add_n(terms, name="total")
+        counter = tf.Variable(0.0, dtype=tf.float64, name="counter")
+        with tf.control_dependencies([total]):
+            bump = tf.assign_add(counter, 1.0, name="bump")
+        with tf.Session() as sess:
+            sess.run(counter.initializer)
+            plan = _plan(sess, bump, {x: np.ones((4, 3))})
+    makes_total = next(i for i, step in enumerate(plan.steps) if plan.slot_of[total] in step.outputs)
+    assert (plan.steps[makes_total].op.type == registry.MATMUL_ACCUMULATE) == (last_term == "product")
+    assert makes_total in _ancestors(streams.dependencies(plan), _index(plan, "bump"))
 
 
 def test_plans_with_cond_branches_are_not_split():

@@ -321,10 +321,13 @@ class PlanOp:
     another (plan-only) type made on its behalf. Anything else is `like`'s (a FusedOp's producer, ...)."""
 
     def __init__(self, like: Any, name: str, inputs: tuple, output: Tensor | tuple | None = None,
-                 attrs: dict | None = None, op_type: str | None = None):
+                 attrs: dict | None = None, op_type: str | None = None, stands_for: tuple = ()):
         """`output`: `like`'s outputs when None, else this op's single output: that tensor, or a new
-        one for a (dtype, shape) pair."""
+        one for a (dtype, shape) pair. `stands_for`: graph ops besides `like` whose work this step
+        completes (what a control input on one of them waits for: a sum's last partial sum made by a
+        product's step stands for the sum too)."""
         self.like = like
+        self.stands_for = stands_for
         self.type = like.type if op_type is None else op_type
         self.name = name
         self.inputs = inputs
@@ -406,7 +409,8 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = (), feeds: Sequence[Tenso
                 product = ops[position]
                 partial = PlanOp(product, f"{op.name}/part_{part}", (acc,) + tuple(product.inputs), output,
                                  {"transpose_a": product.get_attr("transpose_a"),
-                                  "transpose_b": product.get_attr("transpose_b")}, registry.MATMUL_ACCUMULATE)
+                                  "transpose_b": product.get_attr("transpose_b")}, registry.MATMUL_ACCUMULATE,
+                                 stands_for=(op,) if output is total else ())
                 removed.update(replaced)
             else:
                 partial = PlanOp(op, f"{op.name}/part_{part}", (acc, t), output)

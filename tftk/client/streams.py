@@ -136,10 +136,13 @@ class _Buffers:
 
 
 def _graph_ops(op: Any) -> list:
-    """The graph ops a step's op stands for (a fused pair's both, a plan-only op's original)."""
+    """The graph ops a step's op stands for (a fused pair's both, a plan-only op's original and the ops
+    it completes besides)."""
     if isinstance(op, FusedOp):
         return _graph_ops(op.producer) + _graph_ops(op.consumer) + [op]
-    return _graph_ops(op.like) + [op] if isinstance(op, PlanOp) else [op]
+    if isinstance(op, PlanOp):
+        return _graph_ops(op.like) + [g for standing in op.stands_for for g in _graph_ops(standing)] + [op]
+    return [op]
 
 
 @dataclass
