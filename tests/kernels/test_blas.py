@@ -66,3 +66,24 @@ def test_numpys_openblas_is_called_where_numpy_bundles_it(monkeypatch):
     blas.add_product(c.copy(), a, b)
     blas.add_product(*(x.copy() if i == 0 else x for i, x in enumerate(CASES["strided a (numpy's product)"])))
     assert calls == ([(40, 30, 20)] if blas.numpy_openblas() is not None else [])
+
+
+def _numpy_lib(name: str) -> str:
+    import os
+    return os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs", name)
+
+
+@pytest.mark.parametrize("loaded, found", [
+    ([("openblas", "numpy.libs/libscipy_openblas64_-32a4b2a6.so")], 0),  # numpy 2's wheel
+    ([("openblas", "numpy.libs/libopenblas64_p-r0-0cf96a72.3.23.dev.so")], 0),  # numpy 1.26's
+    ([("openblas", "/usr/lib/x86_64-linux-gnu/libopenblas.so.0"),  # another package's first
+      ("openblas", "numpy.libs/libscipy_openblas64_-32a4b2a6.so")], 1),
+    ([("openblas", "/usr/lib/x86_64-linux-gnu/libopenblas.so.0")], None),  # numpy built on the system's
+    ([("mkl", "numpy.libs/libmkl_rt.so.2")], None),  # not OpenBLAS
+])
+def test_numpys_openblas_is_the_openblas_its_wheel_bundles(monkeypatch, loaded, found):
+    import threadpoolctl
+    entries = [{"internal_api": api, "filepath": _numpy_lib(path.split("/", 1)[1]) if path.startswith("numpy.libs/")
+                else path} for api, path in loaded]
+    monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda: entries)
+    assert blas.numpy_openblas() == (None if found is None else entries[found]["filepath"])

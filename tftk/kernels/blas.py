@@ -8,7 +8,7 @@ gradient (xh^T @ dicfo, 256x128 @ 128x512), one thread: 11.3 ms made and added, 
 the same bits (the product's float32 sum is added to c once, as np.add does, while the inner
 dimension fits one of OpenBLAS's blocks; beyond, OpenBLAS adds block by block).
 
-How: the library numpy's wheel bundles (scipy-openblas, 64-bit integers) is opened by its path
+How: the library numpy's wheel bundles (OpenBLAS with 64-bit integers) is opened by its path
 (already loaded by numpy: the same instance, its thread setting included) and its `cblas_sgemm` /
 `cblas_dgemm` called through their addresses from a compiled kernel (`_cblas_gemm`), ~3 us a call.
 Where numpy has another BLAS, or an operand is laid out neither by rows nor by columns, numpy
@@ -18,7 +18,6 @@ computes the product and adds it (`np.add(c, a @ b, out=c)`), which is the same 
 from __future__ import annotations
 
 import ctypes
-import glob
 import os
 import threading
 from typing import Any
@@ -30,7 +29,10 @@ from tftk.kernels.jit import intrinsic, njit
 __all__ = ["add_product", "numpy_openblas"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enums
-_GEMM = {np.dtype(np.float32): "scipy_cblas_sgemm64_", np.dtype(np.float64): "scipy_cblas_dgemm64_"}
+# the gemms' names with 64-bit integers (what `_cblas_gemm` passes): scipy-openblas's (numpy 2), OpenBLAS's
+# own 64-bit-integer build (numpy 1.26); a library with neither (32-bit integers) is not called
+_GEMM = {np.dtype(np.float32): ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
+         np.dtype(np.float64): ("scipy_cblas_dgemm64_", "cblas_dgemm64_")}
 
 _lock = threading.Lock()
 _addresses: dict[np.dtype, int] = {}
@@ -75,10 +77,18 @@ def _gemm_into(address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):  # p
 
 
 def numpy_openblas() -> str | None:
-    """The path of the OpenBLAS library numpy's wheel bundles (None: numpy uses another BLAS)."""
-    folder = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-    found = sorted(glob.glob(os.path.join(folder, "libscipy_openblas64_*.so")))
-    return found[0] if found else None
+    """The path of the OpenBLAS library numpy's wheel bundles and has loaded (None: numpy uses another
+    BLAS), as threadpoolctl finds it among the process's loaded libraries: numpy 2's
+    `libscipy_openblas64_*`, numpy 1.26's `libopenblas64_p-*` (in `numpy.libs`, or `numpy/.dylibs`)."""
+    from threadpoolctl import threadpool_info
+
+    numpy_home = os.path.dirname(os.path.realpath(np.__file__))
+    for library in threadpool_info():
+        path = os.path.realpath(library.get("filepath") or "")
+        bundled = path.startswith(numpy_home + os.sep) or os.path.basename(os.path.dirname(path)) == "numpy.libs"
+        if library.get("internal_api") == "openblas" and bundled:
+            return library["filepath"]
+    return None
 
 
 def _gemm_address(dtype: np.dtype) -> int | None:
@@ -88,10 +98,12 @@ def _gemm_address(dtype: np.dtype) -> int | None:
                 path = numpy_openblas()
                 try:
                     library = ctypes.CDLL(path) if path is not None else None
-                    for kind, name in _GEMM.items():
-                        if library is not None:
-                            _addresses[kind] = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
-                except (OSError, AttributeError):
+                    for kind, names in _GEMM.items():
+                        function = next((getattr(library, name) for name in names
+                                         if library is not None and hasattr(library, name)), None)
+                        if function is not None:
+                            _addresses[kind] = ctypes.cast(function, ctypes.c_void_p).value
+                except OSError:
                     _addresses.clear()
                 _loaded.append(True)
     return _addresses.get(dtype)
