@@ -46,13 +46,17 @@ def test_intra_op_threads_bound_numba(numba_first):
             import numba
         import tftk as tf
         with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
-            sess.run(tf.constant(1.0) + 1.0)
-        import numba
-        print(json.dumps({{"threads": numba.get_num_threads(), "cores": os.cpu_count()}}))
+            step = tf.constant(1.0) + 1.0
+            sess.run(step)
+            import numba  # a step run after Numba's import bounds its threads too
+            sess.run(step)
+        print(json.dumps({{"threads": numba.get_num_threads(), "cores": os.cpu_count(),
+                          "variable": os.environ.get("NUMBA_NUM_THREADS")}}))
     """)
     if out["cores"] < 2:
         pytest.skip("one core: nothing to bound")
     assert out["threads"] == 1
+    assert out["variable"] is None  # never written: Numba would raise at its next compilation
 
 
 def test_log_device_placement_prints_each_op(capfd):

@@ -1,5 +1,6 @@
 """The step's thread count: the session's bound, lowered while other processes hold cores."""
 
+import os
 import sys
 
 import pytest
@@ -249,6 +250,23 @@ def test_a_sharing_plan_gives_its_threads_to_the_shared_calls(monkeypatch, share
             assert numba.get_num_threads() == min(blas, numba.config.NUMBA_NUM_THREADS)
     finally:
         work_sharing.set_workers(1)
+
+
+@pytest.mark.parametrize("threads_asked", [1, 2])
+def test_thread_limits_never_write_numbas_thread_count_variable(monkeypatch, threads_asked):
+    """Numba reads NUMBA_NUM_THREADS again at every compilation and raises once its pool runs with another
+    count; a session bound before Numba was imported (kernels from the ahead-of-time module) used to set
+    it, so a later compilation failed, and a first 1-thread session capped every later pool at one."""
+    from tftk.client.config import apply_thread_limits
+    from tftk.kernels import work_sharing
+    monkeypatch.delitem(sys.modules, "numba", raising=False)  # as before Numba's first import
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
+    try:
+        assert apply_thread_limits(threads_asked) == threads_asked
+    finally:
+        work_sharing.set_workers(1)
+    assert "NUMBA_NUM_THREADS" not in os.environ
 
 
 def test_a_thread_whose_blas_setting_is_ignored_shares_nothing(monkeypatch):

@@ -84,7 +84,6 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
     from tftk.kernels import work_sharing
     if threads <= 0:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
-    bound = threads
     threads = step_threads(threads, step_times)
     # A plan whose conv calls are cut in pieces runs them on the work-sharing threads, and BLAS and
     # Numba's parallel loops on one thread throughout its step: OpenBLAS's worker spins on the other
@@ -104,12 +103,14 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
     if threads > 1 and step_times is not None:
         step_times.way = way  # the way this step runs, as record() counts it
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's
-    # limits were set: the next run then bounds its threads too.
+    # limits were set: the next run then bounds its threads too. Its pool keeps the size it was launched
+    # with (all cores, or the user's NUMBA_NUM_THREADS): the variable is never written here, since Numba
+    # reads it again at every compilation and raises once its threads run ("Cannot set
+    # NUMBA_NUM_THREADS to a different value once the threads have been launched"), and a first
+    # session's bound of 1 would have capped every later session's pool at one thread.
     if "numba" in sys.modules:
         import numba  # waits while another thread is still importing it
         wanted = min(blas_threads, numba.config.NUMBA_NUM_THREADS)
         if numba.get_num_threads() != wanted:
             numba.set_num_threads(wanted)
-    elif bound > 0:
-        os.environ["NUMBA_NUM_THREADS"] = str(bound)  # read when numba is first imported
     return threads
