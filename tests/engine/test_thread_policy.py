@@ -578,6 +578,27 @@ def test_two_threads_slower_than_one_thread_measure_one_thread_at_once():
     assert used[700:].count(2) >= 0.9 * len(used[700:])
 
 
+@pytest.mark.parametrize("stretch_seconds, back_within", [(0.0102, 100), (0.020, 100)])
+def test_the_fastest_way_is_back_soon_after_a_slow_stretch(stretch_seconds, back_within):
+    """After 150 steps in which every 2-thread way runs slow (slower than one thread, or collapsing), the
+    way that ran before (LeNet's split, 7.0 ms against 8.6 on one thread) runs again at the first retry:
+    each retry measures it afresh, not only in its turn among the ways (the collapsed stretch: 289 steps
+    on one thread after it, before)."""
+    times, clock, used = threads.StepTimes(), 0.0, []
+    times.add_way("split")
+    quick = {"split": 0.0070, "share": 0.0082, "blas": 0.0088}
+    for step in range(1200):
+        n = times.choose(2)
+        way = times.choose_way() if n == 2 else None
+        took = 0.0086 if n == 1 else (stretch_seconds if 400 <= step < 550 else quick[way])
+        clock += took
+        times.record(n, took, clock, shared=True)
+        used.append(way if n == 2 else 1)
+    back = next(s for s in range(550, 1200) if used[s:s + 50].count("split") >= 45) - 550
+    assert back <= back_within
+    assert used[700:].count("split") >= 0.9 * len(used[700:])
+
+
 def test_step_noise_alone_does_not_measure_one_thread_early(monkeypatch):
     """Two threads 12% faster, every step +-10% at random: the slowed-way check never fires (it needs the
     running way's median beyond one thread's by the margin), so the plan runs as without it."""

@@ -331,11 +331,20 @@ class StepTimes:
         if due:  # (an extra measurement keeps the scheduled retry, should two threads still win)
             self.retry_at = self.clock + self.wait  # until record() sets it from the probe's outcome
         if best == 1 and len(self.ways) > 1:
-            # the retries of `free` threads measure the plan's ways afresh in turn (the newest first):
-            # otherwise a way whose steps lost once (LeNet's first shared steps, warming up: 15.8, 11.1,
-            # 9.8 ms against 8.3 on one thread, then 7.7) is judged by them for good
-            way = self.ways[self._remeasure % len(self.ways)]
-            self.by_way[way], self._recheck_at[way] = [], 0
+            # the retries of `free` threads measure the plan's ways afresh: the way that ran last (the
+            # fastest at the last judgement) every time, and one other in turn (the newest first).
+            # Otherwise a way whose steps lost once (LeNet's first shared steps, warming up: 15.8, 11.1,
+            # 9.8 ms against 8.3 on one thread, then 7.7) is judged by them for good; and after a slow
+            # stretch of the host, the fastest way waited for its turn while the others' retries lost
+            # and doubled the wait (LeNet: 59-221 steps on one thread at a time, 8.6 ms, where its split
+            # ran 7.0 again). Simulated LeNet (split 7.0, shared 8.2, BLAS 8.8, one thread 8.6 ms, +-5%),
+            # mean step with stretches of all 2-thread ways at 9.5-10.2 ms: 2 x 50 steps 7.25 -> 7.17 ms,
+            # 3 of 100-200 steps 7.52 -> 7.44; after 150 steps collapsed to 20 ms, the split runs again
+            # 46 steps after the stretch where it took 289 (`test_thread_policy`)
+            others = [way for way in self.ways if way != self._running]
+            chosen = (self._running, others[self._remeasure % len(others)])
+            for way in chosen:
+                self.by_way[way], self._recheck_at[way] = [], 0
             self._remeasure += 1
         return self._probe(1 if best == free else free)
 
