@@ -559,21 +559,27 @@ def test_a_plan_paused_before_every_step_is_measured():
     assert used[-100:].count(1) >= 90
 
 
+def _with_a_slow_stretch(seconds: dict, stretch_seconds: float, steps: int) -> list:
+    """Run a split plan `steps` steps: one thread takes seconds[1], each 2-thread way seconds[way], except
+    in steps 400-549, where every 2-thread way takes `stretch_seconds`; the way of each step (1: one thread)."""
+    times, clock, used = threads.StepTimes(), 0.0, []
+    times.add_way("split")
+    for step in range(steps):
+        n = times.choose(2)
+        way = times.choose_way() if n == 2 else None
+        took = seconds[1] if n == 1 else (stretch_seconds if 400 <= step < 550 else seconds[way])
+        clock += took
+        times.record(n, took, clock, shared=True)
+        used.append(way if n == 2 else 1)
+    return used
+
+
 def test_two_threads_slower_than_one_thread_measure_one_thread_at_once():
     """A stretch in which every 2-thread way runs slower than one thread (LeNet: 8.5-9.5 ms against 7.7-8.2
     for 0.5-1 s, the host's second core slowed) runs on one thread after a few steps, not until the next
     retry of one thread (~75 steps later); two threads are back at the first retry after it."""
-    times, clock, used = threads.StepTimes(), 0.0, []
-    times.add_way("split")
-    quick = {"split": 0.0065, "share": 0.0070, "blas": 0.0080}
-    for step in range(900):
-        n = times.choose(2)
-        way = times.choose_way() if n == 2 else None
-        stretch = 400 <= step < 550
-        took = 0.0080 if n == 1 else (0.0092 if stretch else quick[way])
-        clock += took
-        times.record(n, took, clock, shared=True)
-        used.append(n)
+    used = [1 if key == 1 else 2 for key in _with_a_slow_stretch(
+        {1: 0.0080, "split": 0.0065, "share": 0.0070, "blas": 0.0080}, stretch_seconds=0.0092, steps=900)]
     assert used[400:550].count(2) <= 30  # (before: 141)
     assert used[700:].count(2) >= 0.9 * len(used[700:])
 
@@ -584,16 +590,8 @@ def test_the_fastest_way_is_back_soon_after_a_slow_stretch(stretch_seconds, back
     way that ran before (LeNet's split, 7.0 ms against 8.6 on one thread) runs again at the first retry:
     each retry measures it afresh, not only in its turn among the ways (the collapsed stretch: 289 steps
     on one thread after it, before)."""
-    times, clock, used = threads.StepTimes(), 0.0, []
-    times.add_way("split")
-    quick = {"split": 0.0070, "share": 0.0082, "blas": 0.0088}
-    for step in range(1200):
-        n = times.choose(2)
-        way = times.choose_way() if n == 2 else None
-        took = 0.0086 if n == 1 else (stretch_seconds if 400 <= step < 550 else quick[way])
-        clock += took
-        times.record(n, took, clock, shared=True)
-        used.append(way if n == 2 else 1)
+    used = _with_a_slow_stretch({1: 0.0086, "split": 0.0070, "share": 0.0082, "blas": 0.0088}, stretch_seconds,
+                                steps=1200)
     back = next(s for s in range(550, 1200) if used[s:s + 50].count("split") >= 45) - 550
     assert back <= back_within
     assert used[700:].count("split") >= 0.9 * len(used[700:])

@@ -342,8 +342,7 @@ class StepTimes:
             # 3 of 100-200 steps 7.52 -> 7.44; after 150 steps collapsed to 20 ms, the split runs again
             # 46 steps after the stretch where it took 289 (`test_thread_policy`)
             others = [way for way in self.ways if way != self._running]
-            chosen = (self._running, others[self._remeasure % len(others)])
-            for way in chosen:
+            for way in (self._running, others[self._remeasure % len(others)]):
                 self.by_way[way], self._recheck_at[way] = [], 0
             self._remeasure += 1
         return self._probe(1 if best == free else free)

@@ -662,8 +662,7 @@ def _bind_matmul_accumulate(op, ctx, donor: int | None = None):
 
 
 registry.register_op("MatMul", _bind_matmul, fresh=True, transposed_inputs=_transposed_b)
-registry.register_op(registry.MATMUL_ACCUMULATE, _bind_matmul_accumulate,
-                     inplace=lambda op, ctx, position: _bind_matmul_accumulate(op, ctx, position))
+registry.register_op(registry.MATMUL_ACCUMULATE, _bind_matmul_accumulate, inplace=_bind_matmul_accumulate)
 registry.not_differentiable(registry.MATMUL_ACCUMULATE)  # exists in plans only, never in a graph
 registry.register_op(registry.TRANSPOSED_COPY, _bind_transposed_copy, fresh=True)
 registry.not_differentiable(registry.TRANSPOSED_COPY)  # exists in plans only, never in a graph
