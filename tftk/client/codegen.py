@@ -21,8 +21,8 @@ from tftk.client.plan import Action, Plan, Step
 from tftk.framework import errors
 from tftk.kernels import work_sharing
 
-__all__ = ["compile_plan", "compile_streams", "compile_timed", "plan_source", "slot_name", "unbound_slot",
-           "uninitialized"]
+__all__ = ["compile_plan", "compile_streams", "compile_rows", "compile_timed", "plan_source", "slot_name",
+           "unbound_slot", "uninitialized"]
 
 _counter = 0
 
@@ -204,6 +204,93 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
     numbered = {**{line + 2: step for line, step in stream_lines[1].items()},
                 **{len(side) + 7 + line: step for line, step in stream_lines[0].items()}}
     return _compile(plan, side + main + [_results(plan)], numbered, namespace, "_plan")
+
+
+def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
+    """`plan`'s steps with its regions run on slices of the batch (`tftk.client.rows`): returns a function
+    called as `plan.function`. `layout` is a `rows.Layout`; `helpers` the functions the generated code
+    calls (`_batch`, `_slices`, `_run`, `_serial` and the combining ones, by the names `rows.build` gives).
+
+    The caller's function runs the serial segments' steps and, for each region, `_run` of the region's
+    function (`_region<k>(_i, _b0, _b1, _n, *inputs)`: rows inputs sliced to the slice's rows, an earlier
+    region's values taken from its per-slice lists `p<slot>`), then combines its exports: per slice for
+    later regions, whole (by kind) for serial steps and fetches. A step of a region that would write
+    into an input's buffer gets a copy of it. Where the rows feeds disagree on the batch's size (or it
+    is below two slices) the whole plan runs serially (`_serial`)."""
+    from tftk.framework.batch_rows import Rows
+    steps = plan.steps
+    namespace = _namespace(plan)
+    namespace.update(helpers)
+    source: list[str] = []
+    line_steps: dict[int, Step] = {}
+    combiners = {Rows.ROWS: "_stack({})", Rows.PARTIAL: "_add({})", Rows.SAME: "_first({})",
+                 Rows.SHAPE: "_whole_shape({}, _n)"}
+    rescalers = {Rows.MEAN: "_mean_part", Rows.COUNT: "_whole_count"}
+    main: list[tuple[list[str], list[Step | None], list[str]]] = []  # (lines, their steps, names read)
+    for number, (what, segment) in enumerate(layout.segments):
+        if what == "serial":
+            for i in segment:
+                lines = _lines(steps[i], i, namespace)
+                main.append((lines, [steps[i]] * len(lines), [slot_name(s) for s in _runtime_inputs(steps[i])]))
+            continue
+        region, name = segment, f"_region{number}"
+        params = [slot_name(s) for s in region.whole + region.same] + [f"p{s}" for s in region.sliced]
+        source.append(f"def {name}(_i, _b0, _b1, _n{''.join(', ' + p for p in params)}):")
+        for slot in region.whole:
+            sliced = f"{slot_name(slot)}[_b0:_b1]"
+            source.append(f"    {slot_name(slot)} = " + (f"_copy({sliced})" if slot in region.copied else sliced))
+        for slot in region.same:
+            if slot in region.copied:
+                source.append(f"    {slot_name(slot)} = _copy({slot_name(slot)})")
+        for slot in region.sliced:
+            taken = f"p{slot}[_i]"
+            source.append(f"    {slot_name(slot)} = " + (f"_copy({taken})" if slot in region.copied else taken))
+        last_read: dict[int, int] = {}
+        for i in region.steps:
+            for slot in _runtime_inputs(steps[i]):
+                last_read[slot] = i
+        kept = set(region.exports)
+        for i in region.steps:
+            for line in _lines(steps[i], i, namespace):
+                line_steps[len(source) + 1] = steps[i]
+                source.append("    " + line)
+            for slot in steps[i].outputs:
+                if slot in region.rescaled:
+                    source.append(f"    {slot_name(slot)} = {rescalers[region.rescaled[slot]]}"
+                                  f"({slot_name(slot)}, _b1 - _b0, _n)")
+            dying = [s for s in dict.fromkeys(_runtime_inputs(steps[i]) + steps[i].outputs)
+                     if s is not None and s not in kept and s not in plan.constants and last_read.get(s, i) <= i]
+            source += [f"    {slot_name(s)} = None" for s in dying]
+        exports = ", ".join(slot_name(s) for s in region.exports)
+        source.append(f"    return ({exports}{',' if region.exports else ''})")
+        lines = [f"_r = _run({name}, _b, _n, ({''.join(p + ', ' for p in params)}))"]
+        for k, slot in enumerate(region.exports):
+            parts = f"[_s[{k}] for _s in _r]"
+            if slot in layout.per_slice:
+                lines.append(f"p{slot} = {parts}")
+            if slot in layout.combined:
+                lines.append(f"{slot_name(slot)} = " + combiners[layout.kinds[slot]].format(parts))
+        lines.append("_r = None")
+        main.append((lines, [None] * len(lines), params))
+    # each name of the caller's function released after its last read there (fetches kept)
+    last: dict[str, int] = {}
+    for position, (_, _, names) in enumerate(main):
+        for read in names:
+            last[read] = position
+    fetched = {slot_name(s) for s in plan.fetch_slots}
+    constants = {slot_name(s) for s in plan.constants}
+    feeds = ", ".join(slot_name(i) for i in range(len(plan.feeds)))
+    rows_feeds = ", ".join(slot_name(i) for i in layout.rows_feeds)
+    source += [f"def _plan({feeds}):", f"    _n = _batch({rows_feeds})", "    if _n is None:",
+               f"        return _serial({feeds})", "    _b = _slices(_n)"]
+    for position, (lines, owners, _) in enumerate(main):
+        for line, owner in zip(lines, owners):
+            if owner is not None:
+                line_steps[len(source) + 1] = owner
+            source.append("    " + line)
+        source += [f"    {read} = None" for read, at in last.items()
+                   if at == position and read not in fetched and read not in constants]
+    return _compile(plan, source + [_results(plan)], line_steps, namespace, "_plan")
 
 
 def _runtime_inputs(step: Step) -> tuple[int, ...]:

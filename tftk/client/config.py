@@ -80,7 +80,7 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
     remembered: other code sets them too (hpsearch's workers bound every library before each trial,
     users call threadpoolctl), and a remembered count then left BLAS on two threads while the step
     was timed as one: `tftk hpsearch --nb-process 1` on the ConvNet config took 3.5x the CPU time."""
-    from tftk.client.threads import BLAS, SHARE, step_threads
+    from tftk.client.threads import BLAS, ROWS, SHARE, step_threads
     from tftk.kernels import work_sharing
     if threads <= 0:
         threads = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or 0)
@@ -99,7 +99,7 @@ def apply_thread_limits(threads: int, step_times: StepTimes | None = None) -> in
             library.set_num_threads(blas_threads)
             if library.get_num_threads() != blas_threads:
                 way, blas_threads = BLAS, threads
-    work_sharing.set_workers(threads if way == SHARE else 1)
+    work_sharing.set_workers(threads if way in (SHARE, ROWS) else 1)
     if threads > 1 and step_times is not None:
         step_times.way = way  # the way this step runs, as record() counts it
     # Numba is imported by the first kernel it compiles (tftk.kernels.jit), maybe after this thread's

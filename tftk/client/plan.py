@@ -78,6 +78,8 @@ class Plan:
     line_to_step: dict[tuple[str, int], Step] = field(default_factory=dict)
     # the steps as two streams, the caller's and a helper's (`tftk.client.streams`), once a split wins
     split_function: Callable | None = None
+    # the steps with the batch's per-example work run on slices, one per thread (`tftk.client.rows`)
+    rows_function: Callable | None = None
     splitting: Any = None  # the measurements deciding the split (`streams.Splitting`)
 
 

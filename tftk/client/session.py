@@ -12,7 +12,7 @@ import numpy as np
 from tftk.client import executor, streams
 from tftk.client.allocator import keep_freed_buffers
 from tftk.client.config import ConfigProto, apply_thread_limits
-from tftk.client.threads import SHARE, SPLIT, StepTimes
+from tftk.client.threads import ROWS, SHARE, SPLIT, StepTimes
 from tftk.framework import errors, nest
 from tftk.framework.ops import (Graph, Operation, Tensor, _default_session_stack,
                                 get_default_graph)
@@ -77,8 +77,9 @@ class BaseSession:
         if self._config.operation_timeout_in_ms > 0:
             self._context.timeout_secs = self._config.operation_timeout_in_ms / 1000
         self._target = target
-        # a plan's steps may run in two streams (`tftk.client.streams`) unless the config asks for one
-        # inter-op thread; not in a cluster, whose connections each stream would share
+        # a plan's steps may run in two streams (`tftk.client.streams`), or its batch in slices on two threads
+        # (`tftk.client.rows`), unless the config asks for one inter-op thread (ops one at a time); not in
+        # a cluster, whose connections each thread would share
         self._streams_allowed = not target and self._config.inter_op_parallelism_threads != 1
         self._plans: dict[Any, executor.Plan] = {}
         self._step_times: dict[int, StepTimes] = {}  # id of a cached plan -> its measured steps
@@ -154,15 +155,18 @@ class BaseSession:
                 return executor.run_traced(plan, feed_values, run_metadata_recorder(run_metadata))
             if threads > 1 and step_times.runs > 0 and self._streams_allowed and streams.profiling(plan):
                 apply_thread_limits(1)  # the steps are timed as a stream runs them: each on one thread
-                outputs, split = streams.measure(plan, feed_values)
-                if split:
+                outputs, decided = streams.measure(plan, feed_values)
+                if decided and plan.split_function is not None:
                     step_times.add_way(SPLIT)
+                if decided and plan.rows_function is not None:
+                    step_times.add_way(ROWS)
                 return outputs
             shareable = work_sharing.shareable_calls()
-            run = plan.split_function if threads > 1 and step_times.way == SPLIT else plan.function
-            # a shared step's caller stays on its core, its helper on another (a split run's streams pin
-            # themselves: tftk.client.side_thread)
-            pinned = placement.pin_caller() if threads > 1 and step_times.way == SHARE else None
+            way = step_times.way if threads > 1 else None
+            run = {SPLIT: plan.split_function, ROWS: plan.rows_function}.get(way) or plan.function
+            # a shared or sliced step's caller stays on its core, its helper on another (a split run's
+            # streams pin themselves: tftk.client.side_thread)
+            pinned = placement.pin_caller() if way in (SHARE, ROWS) else None
             start = time.monotonic()
             try:
                 outputs = run(*feed_values)

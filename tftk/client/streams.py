@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tftk.client import codegen, side_thread
+from tftk.client import codegen, rows, side_thread
 from tftk.client.plan import Action, FusedOp, Plan, PlanOp, state_name, variable_of
 from tftk.framework import registry
 
@@ -210,8 +210,9 @@ def profiling(plan: Plan) -> bool:
 
 def measure(plan: Plan, feed_values: list) -> tuple[tuple, bool]:
     """Run `plan` timing each step (a real run: its outputs are returned), and after `PROFILE_RUNS` such
-    runs decide the split (each step's cost is its least time over them): `(outputs, split)` where
-    `split` says that `plan.split_function` has just been made."""
+    runs decide the split and the slices (each step's cost is its least time over them): `(outputs,
+    decided)` where `decided` says that `plan.split_function` and `plan.rows_function`
+    (`tftk.client.rows`) have just been made, or found not to gain (None)."""
     splitting = plan.splitting
     times: list[float] = []
     outputs = splitting.timed(times, *feed_values)
@@ -221,8 +222,10 @@ def measure(plan: Plan, feed_values: list) -> tuple[tuple, bool]:
     if splitting.runs < PROFILE_RUNS:
         return outputs, False
     plan.split_function = split(plan, splitting.deps, splitting.costs)
+    if sum(splitting.costs) >= MIN_PLAN_SECONDS:
+        plan.rows_function = rows.build(plan, splitting.deps, splitting.costs)
     splitting.decided, splitting.timed, splitting.deps = True, None, None  # what deciding needed
-    return outputs, plan.split_function is not None
+    return outputs, True
 
 
 def split(plan: Plan, deps: list[set[int]], costs: list[float]) -> Callable | None:

@@ -55,7 +55,7 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores", "BLAS", "SHARE", "SPLIT"]
+__all__ = ["effective_threads", "StepTimes", "step_threads", "usable_cores", "BLAS", "SHARE", "SPLIT", "ROWS"]
 
 SAMPLE_SECONDS = 0.1
 IDLE_SHARE = 0.5  # a sample's interval counts only where this process kept this much of a core busy
@@ -72,9 +72,10 @@ MARGIN = 0.9  # more threads run only where their step takes at most this fracti
 SHARED_MARGIN = 0.97
 # ways of running a multi-thread step: BLAS's (and Numba's) threads inside each call; conv calls cut in
 # pieces shared by two threads (`tftk.kernels.work_sharing`); the plan's steps in two streams
-# (`tftk.client.streams`). Only the first waits at a barrier in every call.
-BLAS, SHARE, SPLIT = "blas", "share", "split"
-WAY_MARGIN = {BLAS: MARGIN, SHARE: SHARED_MARGIN, SPLIT: SHARED_MARGIN}
+# (`tftk.client.streams`); the batch's per-example work in slices, one per thread (`tftk.client.rows`).
+# Only the first waits at a barrier in every call.
+BLAS, SHARE, SPLIT, ROWS = "blas", "share", "split", "rows"
+WAY_MARGIN = {BLAS: MARGIN, SHARE: SHARED_MARGIN, SPLIT: SHARED_MARGIN, ROWS: SHARED_MARGIN}
 ABANDON = 2.0  # a probe ends at its first step this many times slower than the other count's median
 # OpenBLAS's worker spins this long after a product it shared (2^28 cycles): a step of another way
 # starting sooner shares the second core with it. Measured on the deep-MNIST tutorial's 2-thread step:

@@ -82,6 +82,9 @@ class OpKind:
     skips_unread_outputs: bool = False
     # the output is a copy of the inputs' elements (ConcatV2): plans make it just before its first reader
     copies_inputs: bool = False
+    # `rows(op, kinds)` -> each output's kind given the inputs' (`tftk.framework.batch_rows`), or None:
+    # whether the op can run on a slice of its step's batch (a plan then runs the examples in slices)
+    rows: Callable | None = None
     defined_at: str = ""
     gradient_defined_at: str = ""
     extra: dict = field(default_factory=dict)
@@ -100,7 +103,7 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
                 holds_state: bool = False, blocking: bool = False, inline: Inline | None = None,
                 remote: bool = False, static_value: Callable | None = None, sums_inputs: bool = False,
                 transposed_inputs: Callable | None = None, skips_unread_outputs: bool = False,
-                copies_inputs: bool = False) -> OpKind:
+                copies_inputs: bool = False, rows: Callable | None = None) -> OpKind:
     """Register an op type with its kernel factory (or how it is inlined); twice fails.
 
     `fresh` promises the kernel's outputs are new arrays; `inplace` gives a variant allowed to
@@ -109,7 +112,7 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
     `blocking` marks kernels that may wait for other ops (and do their own locking); `remote` ops
     may run on a task for other processes. `inline` ops have no kernel (see Inline). `sums_inputs`,
     `transposed_inputs`, `skips_unread_outputs` and `copies_inputs` allow plans to rearrange the
-    work (see OpKind).
+    work (see OpKind); `rows` says which values the op keeps per example (`tftk.framework.batch_rows`).
     """
     if op_type in _REGISTRY and _REGISTRY[op_type].defined_at:
         raise KeyError(f"Op type {op_type!r} is already registered at {_REGISTRY[op_type].defined_at}")
@@ -130,6 +133,7 @@ def register_op(op_type: str, kernel: Callable | None = None, *, ref_inputs: tup
     kind.transposed_inputs = transposed_inputs
     kind.skips_unread_outputs = skips_unread_outputs
     kind.copies_inputs = copies_inputs
+    kind.rows = rows
     kind.defined_at = _caller()
     return kind
 

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import batch_rows, dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope, register_auto_packing
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops.constant_value import constant_value, known_entries, static_axis
@@ -64,9 +64,9 @@ def _static_rank(t: Tensor) -> np.ndarray | None:
     return None if ndims is None else np.asarray(ndims, dtype=np.int32)
 
 
-registry.register_op("Shape", _bind_shape, static_value=_static_shape)
+registry.register_op("Shape", _bind_shape, static_value=_static_shape, rows=batch_rows.shape_of)
 registry.register_op("Size", lambda op, ctx: _bind_size(op.outputs[0].dtype.as_numpy_dtype),
-                     static_value=_static_size)
+                     static_value=_static_size, rows=batch_rows.count)
 registry.register_op("Rank", lambda op, ctx: lambda x: np.asarray(x.ndim, dtype=np.int32),
                      static_value=_static_rank)
 registry.not_differentiable("Shape", "Size", "Rank")
@@ -116,9 +116,10 @@ def _bind_reshape(op, ctx):
     return lambda x: np.reshape(x, target)
 
 
-registry.register_op("Reshape", _bind_reshape)
+registry.register_op("Reshape", _bind_reshape, rows=batch_rows.reshape)
 registry.register_op("ReshapeDynamic", lambda op, ctx: lambda x, s: np.reshape(x, tuple(s.tolist())))
-registry.register_op("ReshapeLike", lambda op, ctx: lambda x, s: np.reshape(x, tuple(s.tolist())))
+registry.register_op("ReshapeLike", lambda op, ctx: lambda x, s: np.reshape(x, tuple(s.tolist())),
+                     rows=batch_rows.reshape_like)
 
 
 def pack_shape_list(shape: Any) -> Any:
@@ -257,7 +258,7 @@ def expand_dims(input: Any, axis: Any = None, name: str | None = None, dim: Any 
     return make_op("ExpandDims", [x], x.dtype, out, name, {"axis": axis})
 
 
-registry.register_op("ExpandDims", lambda op, ctx: _bind_expand(op.get_attr("axis")))
+registry.register_op("ExpandDims", lambda op, ctx: _bind_expand(op.get_attr("axis")), rows=batch_rows.expand_dims)
 
 
 def _bind_expand(axis):
@@ -468,8 +469,8 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str = "ones") -> Tensor:
     return _constant_fill(shape, dtype, 1, name)
 
 
-registry.register_op("ZerosLike", lambda op, ctx: np.zeros_like)
-registry.register_op("OnesLike", lambda op, ctx: np.ones_like)
+registry.register_op("ZerosLike", lambda op, ctx: np.zeros_like, rows=batch_rows.ones_like)
+registry.register_op("OnesLike", lambda op, ctx: np.ones_like, rows=batch_rows.ones_like)
 registry.not_differentiable("ZerosLike", "OnesLike")
 
 

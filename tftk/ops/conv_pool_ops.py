@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import batch_rows, dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops
@@ -251,13 +251,14 @@ def _fused_conv2d_bias(relu: bool) -> Callable:
     return bind
 
 
-registry.register_op("Conv2D", _bind_conv2d, fresh=True)
-registry.register_op("Conv2DBackpropInput", _bind_conv2d_backprop_input, fresh=True)
-registry.register_op("Conv2DBackpropFilter", _bind_conv2d_backprop_filter, fresh=True)
+registry.register_op("Conv2D", _bind_conv2d, fresh=True, rows=batch_rows.per_example(0))
+registry.register_op("Conv2DBackpropInput", _bind_conv2d_backprop_input, fresh=True, rows=batch_rows.backprop_input)
+registry.register_op("Conv2DBackpropFilter", _bind_conv2d_backprop_filter, fresh=True,
+                     rows=batch_rows.per_example_sum(0, 2))
 # Plans run a convolution read only by a bias add, and that read only by a ReLU, as one kernel; the graph
 # (and its GraphDef) keeps TF's three ops, as TF's own _FusedConv2D rewrite does.
-registry.register_op("Conv2DBiasAdd", _fused_conv2d_bias(relu=False), fresh=True)
-registry.register_op("Conv2DBiasAddRelu", _fused_conv2d_bias(relu=True), fresh=True)
+registry.register_op("Conv2DBiasAdd", _fused_conv2d_bias(relu=False), fresh=True, rows=batch_rows.per_example(0))
+registry.register_op("Conv2DBiasAddRelu", _fused_conv2d_bias(relu=True), fresh=True, rows=batch_rows.per_example(0))
 registry.not_differentiable("Conv2DBiasAdd", "Conv2DBiasAddRelu")  # exist in plans only, never in a graph
 registry.register_fusion("Conv2D", "BiasAdd", "Conv2DBiasAdd")
 registry.register_fusion("Conv2D", "Add", "Conv2DBiasAdd")  # `conv2d(x, w) + b`, as TF's Grappler fuses it
@@ -427,11 +428,11 @@ def _bind_max_pool_relu_grad(op, ctx):
                                           else kernel(dy, argmax, x.shape, relu_y))
 
 
-registry.register_op("MaxPool", _bind_max_pool, fresh=True)
-registry.register_op("MaxPoolGrad", _bind_max_pool_grad, fresh=True)
+registry.register_op("MaxPool", _bind_max_pool, fresh=True, rows=batch_rows.per_slice_positions)
+registry.register_op("MaxPoolGrad", _bind_max_pool_grad, fresh=True, rows=batch_rows.pool_gradient)
 # Plans run a max-pool gradient read only by a ReLU gradient (ReLU then pooling: every conv layer's
 # backward pass) as one kernel; the graph keeps TF's two ops.
-registry.register_op("MaxPoolGradReluGrad", _bind_max_pool_relu_grad, fresh=True)
+registry.register_op("MaxPoolGradReluGrad", _bind_max_pool_relu_grad, fresh=True, rows=batch_rows.pool_gradient)
 registry.not_differentiable("MaxPoolGradReluGrad")  # exists in plans only, never in a graph
 registry.register_fusion("MaxPoolGrad", "ReluGrad", "MaxPoolGradReluGrad")
 registry.register_op("MaxPoolGradGrad", lambda op, ctx: _max_pool_grad_grad)

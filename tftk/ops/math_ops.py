@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import batch_rows, dtypes, registry
 from tftk.framework.constant_value import constant_value
 from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
@@ -103,8 +103,8 @@ def _bind_sum_to_shape_of(op, ctx) -> Callable:
     return lambda g, s: summing(g, tuple(s.tolist()))
 
 
-registry.register_op("SumToShape", _bind_sum_to)
-registry.register_op("SumToShapeOf", _bind_sum_to_shape_of)
+registry.register_op("SumToShape", _bind_sum_to, rows=batch_rows.sum_to_shape)
+registry.register_op("SumToShapeOf", _bind_sum_to_shape_of, rows=batch_rows.sum_to_shape_of)
 
 
 @registry.register_gradient("SumToShape")
@@ -122,7 +122,8 @@ def broadcast_like(x: Tensor, like: Tensor) -> Tensor:
     return make_op("BroadcastLike", [x, shape_of(like)], x.dtype, like.shape)
 
 
-registry.register_op("BroadcastLike", lambda op, ctx: lambda x, s: np.broadcast_to(x, tuple(s.tolist())))
+registry.register_op("BroadcastLike", lambda op, ctx: lambda x, s: np.broadcast_to(x, tuple(s.tolist())),
+                     rows=batch_rows.broadcast_like)
 
 
 @registry.register_gradient("BroadcastLike")
@@ -134,7 +135,7 @@ def _broadcast_like_grad(op, grad):
 
 def _binary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None) -> Callable:
     registry.register_op(op_type, lambda op, ctx: fn, fresh=True,
-                         inplace=inplace.binary(fn) if isinstance(fn, np.ufunc) else None)
+                         inplace=inplace.binary(fn) if isinstance(fn, np.ufunc) else None, rows=batch_rows.elementwise)
 
     def constructor(x: Any, y: Any, name: str | None = None) -> Tensor:
         with op_scope(name, op_type, [x, y]) as scope:
@@ -304,7 +305,8 @@ def _unary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None, wr
     """Register a one-input op; `fn(x, out=...)` may overwrite a donated input when it is a ufunc
     or says so (`writes_out`)."""
     registry.register_op(op_type, lambda op, ctx: fn, fresh=True,
-                         inplace=inplace.unary(fn) if isinstance(fn, np.ufunc) or writes_out else None)
+                         inplace=inplace.unary(fn) if isinstance(fn, np.ufunc) or writes_out else None,
+                         rows=batch_rows.elementwise)
 
     def constructor(x: Any, name: str | None = None) -> Tensor:
         with op_scope(name, op_type, [x]) as scope:
@@ -383,7 +385,7 @@ registry.not_differentiable("Floor", "Ceil", "Round", "LogicalNot", "IsFinite", 
 
 def _fused_grad(op_type: str, fn: Callable) -> Callable:
     """A two-input gradient op (`y_or_x`, `grad`) computed in one kernel, as TF's TanhGrad etc."""
-    registry.register_op(op_type, lambda op, ctx: fn)
+    registry.register_op(op_type, lambda op, ctx: fn, rows=batch_rows.elementwise)
 
     def constructor(a: Tensor, grad: Tensor) -> Tensor:
         return make_op(op_type, [a, grad], grad.dtype, grad.shape)
@@ -519,7 +521,7 @@ def _static_cast(t: Tensor) -> np.ndarray | None:
     return None if value is None else value.astype(t.dtype.as_numpy_dtype)
 
 
-registry.register_op("Cast", _bind_cast, fresh=True, static_value=_static_cast)
+registry.register_op("Cast", _bind_cast, fresh=True, static_value=_static_cast, rows=batch_rows.elementwise)
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
@@ -661,7 +663,7 @@ def _bind_matmul_accumulate(op, ctx, donor: int | None = None):
     return kernel
 
 
-registry.register_op("MatMul", _bind_matmul, fresh=True, transposed_inputs=_transposed_b)
+registry.register_op("MatMul", _bind_matmul, fresh=True, transposed_inputs=_transposed_b, rows=batch_rows.matmul)
 registry.register_op(registry.MATMUL_ACCUMULATE, _bind_matmul_accumulate, inplace=_bind_matmul_accumulate)
 registry.not_differentiable(registry.MATMUL_ACCUMULATE)  # exists in plans only, never in a graph
 registry.register_op(registry.TRANSPOSED_COPY, _bind_transposed_copy, fresh=True)

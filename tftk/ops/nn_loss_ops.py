@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import batch_rows, dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops, nn_ops, random_ops, reduction_ops
@@ -52,8 +52,8 @@ def _bind_sparse_xent(op, ctx):
     return sparse_softmax_cross_entropy
 
 
-registry.register_op("SoftmaxCrossEntropyWithLogits", _bind_xent)
-registry.register_op("SparseSoftmaxCrossEntropyWithLogits", _bind_sparse_xent)
+registry.register_op("SoftmaxCrossEntropyWithLogits", _bind_xent, rows=batch_rows.per_example(0, 1))
+registry.register_op("SparseSoftmaxCrossEntropyWithLogits", _bind_sparse_xent, rows=batch_rows.per_example(0, 1))
 
 
 def _scale_rows(grad_loss: Tensor, rows: Tensor) -> Tensor:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tftk.framework import dtypes, errors, registry
+from tftk.framework import batch_rows, dtypes, errors, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph
 from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels import philox
@@ -102,8 +102,9 @@ def shape_input(shape: Any, name: str | None = None) -> tuple[Tensor, TensorShap
     return tensor, TensorShape([int(d) for d in np.atleast_1d(static)] if np.ndim(static) else [])
 
 
-def _register_random(op_type: str, factory: Callable) -> None:
-    registry.register_op(op_type, factory, stateful=True)
+def _register_random(op_type: str, factory: Callable, shaped: bool = False) -> None:
+    """`shaped`: the op's first input is the shape of what it draws (a dropout mask's is its input's)."""
+    registry.register_op(op_type, factory, stateful=True, rows=batch_rows.random if shaped else None)
     registry.not_differentiable(op_type)
 
 
@@ -124,7 +125,7 @@ def _philox_op(op_type: str, draw: Callable) -> None:
         return kernel
 
     _PHILOX_TYPES.add(op_type)
-    _register_random(op_type, factory)
+    _register_random(op_type, factory, shaped=True)
 
 
 def _numpy_dtype(op):

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import batch_rows, dtypes, registry
 from tftk.framework.constant_value import constant_value
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
@@ -63,8 +63,8 @@ def _bind_reduce(fn: Callable) -> Callable:
     return factory
 
 
-def _reduction(op_type: str, fn: Callable, bool_only: bool = False) -> Callable:
-    registry.register_op(op_type, _bind_reduce(fn))
+def _reduction(op_type: str, fn: Callable, bool_only: bool = False, rows: Callable | None = None) -> Callable:
+    registry.register_op(op_type, _bind_reduce(fn), rows=rows or batch_rows.reduction(linear=False))
 
     def constructor(input_tensor: Any, axis: Any = None, keepdims: bool | None = None,
                     name: str | None = None, reduction_indices: Any = None,
@@ -94,8 +94,8 @@ def _mean(x, axis=None, keepdims=False):
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
-reduce_sum = _reduction("Sum", np.sum)
-reduce_mean = _reduction("Mean", _mean)
+reduce_sum = _reduction("Sum", np.sum, rows=batch_rows.reduction())
+reduce_mean = _reduction("Mean", _mean, rows=batch_rows.reduction(mean=True))
 reduce_max = _reduction("Max", np.max)
 reduce_min = _reduction("Min", np.min)
 reduce_prod = _reduction("Prod", np.prod)
@@ -109,7 +109,19 @@ def _keepdims_grad(op, grad: Tensor) -> Tensor:
     if op.get_attr("keepdims"):
         return grad
     axes = op.get_attr("axis")
-    return make_op("ExpandReduced", [grad], grad.dtype, TensorShape(None), attrs={"axis": axes})
+    return make_op("ExpandReduced", [grad], grad.dtype, _expanded_shape(grad.shape, axes), attrs={"axis": axes})
+
+
+def _expanded_shape(shape: TensorShape, axes: tuple | None) -> TensorShape:
+    """A reduced value's static shape with the reduced `axes` put back as 1s (None: it stays a scalar)."""
+    dims = shape.as_list() if shape.ndims is not None else None
+    if axes is None or dims is None:
+        return shape if axes is None else TensorShape(None)
+    for axis in sorted(axes):
+        if not 0 <= axis <= len(dims):
+            return TensorShape(None)
+        dims.insert(axis, 1)
+    return TensorShape(dims)
 
 
 def _bind_expand_reduced(op, ctx):
@@ -119,7 +131,7 @@ def _bind_expand_reduced(op, ctx):
     return lambda g: np.expand_dims(g, axes)
 
 
-registry.register_op("ExpandReduced", _bind_expand_reduced)
+registry.register_op("ExpandReduced", _bind_expand_reduced, rows=batch_rows.expand_reduced)
 
 
 @registry.register_gradient("ExpandReduced")
@@ -140,7 +152,8 @@ def _mean_grad(op, grad):
     return [realdiv(summed, count)]
 
 
-registry.register_op("ReducedCount", lambda op, ctx: _reduced_count(op.outputs[0].dtype.as_numpy_dtype))
+registry.register_op("ReducedCount", lambda op, ctx: _reduced_count(op.outputs[0].dtype.as_numpy_dtype),
+                     rows=batch_rows.count_of_reduction)
 registry.not_differentiable("ReducedCount")
 
 

@@ -1,0 +1,306 @@
+"""Which values of a step are rows of its batch: the facts a plan needs to run a step's examples in
+slices, one slice per thread (`tftk.client.rows`).
+
+A training step's work is mostly per example: a conv layer's output row i (axis 0) depends on input
+row i only, and so do its gradients, until the weight gradients add the examples up. Run on two
+slices of the batch, one per core, such a step ends in one join where the per-example work of the
+two halves meets (LeNet: two halves side by side in 5.3 ms against 7.9 for the whole batch on one
+core), where running each op on two threads joins at every op.
+
+Each op type may say, in its registration (`registry.register_op(..., rows=rule)`), what kind of
+value each output is given its inputs' kinds: ``rule(op, kinds) -> tuple of output kinds`` or None
+where the op cannot run on a slice (the plan then runs it once, on the whole batch). The kinds:
+
+- `SAME`: the value of the whole step, equal in every slice (weights, constants, a count).
+- `ROWS`: axis 0 runs over the batch's examples, row i made from example i alone (and `SAME` values).
+- `PARTIAL`: a sum over the examples: the slices' values add up to the whole step's (a weight gradient).
+- `SHAPE`: the shape of a `ROWS` value: element 0 is the slice's row count, the rest the whole step's.
+- `LOCAL`: rows that hold positions inside the slice (a max-pool's flat arg-max indices): only steps of
+  the same slice may read them.
+
+Two more kinds are what a rule returns for a kernel whose value on a slice is off by the slice's share
+`f` of the batch: `MEAN` (a mean over the examples: times `f` it is `PARTIAL`) and `COUNT` (a count of
+the examples' elements: divided by `f` it is `SAME`, the whole step's count a mean's gradient divides by).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Sequence
+
+__all__ = ["Rows", "Rule", "SAME", "ROWS", "PARTIAL", "SHAPE", "LOCAL", "MEAN", "COUNT", "same_kinds",
+           "elementwise", "per_example", "per_example_sum", "per_slice_positions", "pool_gradient",
+           "backprop_input", "shape_of", "count", "ones_like", "reduction", "expand_reduced",
+           "count_of_reduction", "reshape", "reshape_like", "broadcast_like", "sum_to_shape", "sum_to_shape_of",
+           "expand_dims", "matmul", "random"]
+
+
+class Rows(str, enum.Enum):
+    """What a value of a step is, seen from one slice of its batch (module docstring)."""
+
+    SAME = "same"
+    ROWS = "rows"
+    PARTIAL = "partial"
+    SHAPE = "shape"
+    LOCAL = "local"
+    MEAN = "mean"
+    COUNT = "count"
+
+
+SAME, ROWS, PARTIAL, SHAPE, LOCAL, MEAN, COUNT = (Rows.SAME, Rows.ROWS, Rows.PARTIAL, Rows.SHAPE, Rows.LOCAL,
+                                                 Rows.MEAN, Rows.COUNT)
+Rule = Any  # Callable[[op, tuple[Rows, ...]], tuple[Rows, ...] | None]
+
+
+def _rank(tensor: Any) -> int | None:
+    return tensor.shape.ndims
+
+
+def _dims(tensor: Any) -> list | None:
+    ndims = tensor.shape.ndims
+    return None if ndims is None else tensor.shape.as_list()
+
+
+def _row_size(tensor: Any) -> int | None:
+    """The elements of one row (axis 0) of `tensor`, when its static shape says."""
+    dims = _dims(tensor)
+    if not dims or any(d is None for d in dims[1:]):
+        return None
+    size = 1
+    for d in dims[1:]:
+        size *= d
+    return size
+
+
+def same_kinds(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """Every output `SAME` where every input is: what any rule answers for a step on weights alone."""
+    return (SAME,) * len(op.outputs) if all(k is SAME for k in kinds) else None
+
+
+def elementwise(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """An element-wise op with broadcasting (Relu, Add, BiasAdd, ReluGrad, ...): rows where each row
+    input has the output's rank (its axis 0 is the output's) and each `SAME` input has a smaller rank
+    or one row (it broadcasts along the batch)."""
+    if all(k is SAME for k in kinds):
+        return (SAME,) * len(op.outputs)
+    rank = _rank(op.outputs[0])
+    if not rank or any(k not in (SAME, ROWS) for k in kinds):
+        return None
+    for tensor, kind in zip(op.inputs, kinds):
+        dims = _dims(tensor)
+        if dims is None:
+            return None
+        if kind is ROWS and len(dims) != rank:
+            return None
+        if kind is SAME and len(dims) == rank and dims[0] != 1:
+            return None
+    return (ROWS,) * len(op.outputs)
+
+
+def per_example(*rows: int) -> Rule:
+    """Rows from rows and weights (a convolution of the batch's images, a loss per example): every output
+    rows where the inputs at the positions `rows` are rows and the others `SAME`."""
+
+    def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+        if all(k is SAME for k in kinds):
+            return (SAME,) * len(op.outputs)
+        fits = all(k is (ROWS if i in rows else SAME) for i, k in enumerate(kinds))
+        return (ROWS,) * len(op.outputs) if fits else None
+    return rule
+
+
+def per_example_sum(*rows: int) -> Rule:
+    """A sum over the examples of rows (a filter's or a bias's gradient): `PARTIAL` where the inputs at
+    the positions `rows` are rows and the others `SAME`."""
+
+    def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+        if all(k is SAME for k in kinds):
+            return (SAME,)
+        return (PARTIAL,) if all(k is (ROWS if i in rows else SAME) for i, k in enumerate(kinds)) else None
+    return rule
+
+
+def per_slice_positions(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """A max pool: its pooled rows, and arg-maxes that index the slice's own input (`LOCAL`)."""
+    if all(k is SAME for k in kinds):
+        return (SAME,) * len(op.outputs)
+    return (ROWS,) + (LOCAL,) * (len(op.outputs) - 1) if kinds[0] is ROWS else None
+
+
+def pool_gradient(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """A max pool's gradient (dy, arg-maxes, input[, ReLU output]): rows from rows and the slice's own
+    arg-maxes."""
+    return (ROWS,) if kinds[1] is LOCAL and all(k is ROWS for i, k in enumerate(kinds) if i != 1) else None
+
+
+def backprop_input(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """An input gradient from (input shape, weights, output gradient): rows where the shape is a rows
+    value's and the gradient rows."""
+    if all(k is SAME for k in kinds):
+        return (SAME,)
+    sizes, weights, grad = kinds
+    return (ROWS,) if sizes is SHAPE and weights is SAME and grad is ROWS else None
+
+
+def shape_of(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """Shape: a rows value's shape is `SHAPE`; any other value's is the same in every slice."""
+    return (SHAPE,) if kinds[0] is ROWS else (SAME,) if kinds[0] is not LOCAL else None
+
+
+def count(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """Size: a rows value's element count grows with the slice (`COUNT`)."""
+    return (COUNT,) if kinds[0] is ROWS else (SAME,) if kinds[0] is not LOCAL else None
+
+
+def ones_like(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """OnesLike, ZerosLike: values that depend on the input's shape alone."""
+    kind = kinds[0]
+    return (ROWS,) if kind is ROWS else (SAME,) if kind in (SAME, PARTIAL, SHAPE) else None
+
+
+def reduction(mean: bool = False, linear: bool = True) -> Rule:
+    """A reduction over the op's `axis` attr (None: all): rows where it keeps axis 0; over the examples,
+    a sum is `PARTIAL`, a float mean `MEAN`, anything else (max, product) whole-batch only. A sum or a
+    mean of a `PARTIAL` value is one too (`linear`)."""
+
+    def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+        kind = kinds[0]
+        if kind is SAME:
+            return (SAME,)
+        axes = op.get_attr("axis")
+        if kind is PARTIAL:
+            return (PARTIAL,) if linear else None
+        if kind is not ROWS:
+            return None
+        if axes is not None and 0 not in axes:
+            return (ROWS,)
+        if not linear:
+            return None
+        if mean:
+            return (MEAN,) if op.outputs[0].dtype.is_floating else None
+        return (PARTIAL,)
+    return rule
+
+
+def expand_reduced(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """A reduced value's axes put back (size 1): linear, and rows stay rows unless axis 0 is put back."""
+    kind = kinds[0]
+    if kind in (SAME, PARTIAL):
+        return (kind,)
+    axes = op.get_attr("axis")
+    return (ROWS,) if kind is ROWS and axes is not None and 0 not in axes else None
+
+
+def count_of_reduction(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """ReducedCount(x, reduced): the elements a reduction of x adds per output. Over the examples that
+    grows with the slice (`COUNT`); over the other axes of rows it does not."""
+    x, reduced = kinds
+    if x is SAME and reduced is SAME:
+        return (SAME,)
+    if x is ROWS and reduced is ROWS:
+        return (SAME,)
+    return (COUNT,) if x is ROWS and reduced in (PARTIAL, MEAN) else None
+
+
+def reshape(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """Reshape to the static `shape` attr: rows where it starts with -1 and keeps the row size."""
+    if kinds[0] is SAME:
+        return (SAME,)
+    target = list(op.get_attr("shape"))
+    if kinds[0] is not ROWS or not target or target[0] != -1 or -1 in target[1:]:
+        return None
+    size = 1
+    for d in target[1:]:
+        size *= d
+    return (ROWS,) if _row_size(op.inputs[0]) == size else None
+
+
+def reshape_like(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """ReshapeLike(x, shape): rows to a rows value's shape, where the static row sizes agree."""
+    if all(k is SAME for k in kinds):
+        return (SAME,)
+    if kinds[0] is ROWS and kinds[1] is SHAPE:
+        size = _row_size(op.inputs[0])
+        return (ROWS,) if size is not None and size == _row_size(op.outputs[0]) else None
+    return None
+
+
+def broadcast_like(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """BroadcastLike(x, shape): to a rows value's shape, x a same-rank row value or a `SAME` value that
+    broadcasts along the batch."""
+    x, shape = kinds
+    if x is SAME and shape is SAME:
+        return (SAME,)
+    if shape is not SHAPE:
+        return None
+    dims, length = _dims(op.inputs[0]), op.inputs[1].shape.as_list()
+    if dims is None or not length or length[0] is None:
+        return None
+    if x is ROWS:
+        return (ROWS,) if len(dims) == length[0] else None
+    if x is SAME:
+        return (ROWS,) if len(dims) < length[0] or dims[0] == 1 else None
+    return None
+
+
+def sum_to_shape(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """SumToShape(x) to the static `shape` attr: rows summed over the batch (`PARTIAL`) where the shape
+    has a lower rank or one row; linear."""
+    kind = kinds[0]
+    if kind in (SAME, PARTIAL):
+        return (kind,)
+    shape, rank = list(op.get_attr("shape")), _rank(op.inputs[0])
+    if kind is ROWS and rank is not None and (len(shape) < rank or shape[0] == 1):
+        return (PARTIAL,)
+    return None
+
+
+def sum_to_shape_of(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """SumToShapeOf(x, shape): to a rows value's shape of x's rank, rows; to a `SAME` shape of a lower
+    rank or one row, `PARTIAL`."""
+    x, shape = kinds
+    if x is SAME and shape is SAME:
+        return (SAME,)
+    length, rank = op.inputs[1].shape.as_list(), _rank(op.inputs[0])
+    if x is not ROWS or not length or length[0] is None or rank is None:
+        return None
+    if shape is SHAPE:
+        return (ROWS,) if length[0] == rank else None
+    if shape is SAME:
+        dims = _dims(op.outputs[0])
+        return (PARTIAL,) if length[0] < rank or (dims and dims[0] == 1) else None
+    return None
+
+
+def expand_dims(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """ExpandDims by its `axis` attr: rows unless the new axis is axis 0."""
+    kind = kinds[0]
+    if kind is SAME:
+        return (SAME,)
+    rank = _rank(op.outputs[0])
+    if kind is not ROWS or rank is None:
+        return None
+    return (ROWS,) if op.get_attr("axis") % rank != 0 else None
+
+
+def matmul(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """A 2-D product: rows @ weights is rows; rows transposed @ rows (a weight's gradient) is `PARTIAL`."""
+    a, b = kinds
+    if a is SAME and b is SAME:
+        return (SAME,)
+    if _rank(op.inputs[0]) != 2 or _rank(op.inputs[1]) != 2:
+        return None
+    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    if a is ROWS and b is SAME and not ta:
+        return (ROWS,)
+    if a is ROWS and b is ROWS and ta and not tb:
+        return (PARTIAL,)
+    return None
+
+
+def random(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """A random op of a given shape (run on the whole batch: its stream is the step's): to a rows value's
+    shape its draws are rows; to any other shape, the step's."""
+    if kinds and kinds[0] is SHAPE and all(k is SAME for k in kinds[1:]):
+        return (ROWS,) * len(op.outputs)
+    return (SAME,) * len(op.outputs) if all(k is SAME for k in kinds) else None
