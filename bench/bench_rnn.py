@@ -2,7 +2,7 @@
 
     python bench/bench_rnn.py [--tf-python /work/tfvenv/bin/python] [--threads 1,2] [--busy 0,1]
                               [--cells basic_lstm,lstm_peep_proj,gru,multi_lstm] [--modes static,dynamic]
-                              [--repeats 7]
+                              [--repeats 7] [--any-batch]
 
 One row per cell x mode (static_rnn / dynamic_rnn) x threads x busy: the median ms of one training
 step in each framework and the ratio tftk / TF, and the ratio of the CPU time the two processes
@@ -26,6 +26,11 @@ Each framework runs in one worker process per thread count (all graphs built onc
 own Session); the coordinator asks the workers for timings in interleaved rounds, so load on the
 shared machine falls on both alike. `--busy K` adds K busy-loop processes (contention). The
 machine's `uptime` is printed before and after.
+
+The batch's size is in the graph (placeholders of [128, ...]) unless `--any-batch` asks for TF1
+tutorials' `[None, ...]` placeholders: tftk can then run a static_rnn step's per-example work on two
+slices of the batch, one per thread (`tftk.client.rows`), which a graph holding the size (its
+reshapes to [128, 28, 28]) does not allow.
 """
 
 from __future__ import annotations
@@ -64,8 +69,9 @@ def make_cell(cells, kind: str):
     raise ValueError(f"unknown cell {kind!r}: choose from {', '.join(CELLS)}")
 
 
-def build_step(tf, cells, kind: str, mode: str):
-    """The TF1 training step of one row: returns (train_op, feeds), feeds a few feed_dicts to cycle."""
+def build_step(tf, cells, kind: str, mode: str, any_batch: bool = False):
+    """The TF1 training step of one row: returns (train_op, feeds), feeds a few feed_dicts to cycle.
+    `any_batch`: the placeholders leave the batch's size open ([None, ...])."""
     tf.set_random_seed(0)
     rng = np.random.default_rng(0)
     if kind == "loop_overhead":
@@ -74,10 +80,11 @@ def build_step(tf, cells, kind: str, mode: str):
         out = tf.scan(lambda a, e: a * w + e, x, initializer=tf.zeros([4]))
         train_op = tf.train.GradientDescentOptimizer(1e-6).minimize(tf.reduce_sum(out))
         return train_op, [{x: rng.random((LOOP_STEPS, 4), dtype=np.float32)} for _ in range(N_BATCHES)]
-    x = tf.placeholder(tf.float32, [BATCH, STEPS * DEPTH])
-    y = tf.placeholder(tf.int32, [BATCH])
+    batch = None if any_batch else BATCH
+    x = tf.placeholder(tf.float32, [batch, STEPS * DEPTH])
+    y = tf.placeholder(tf.int32, [batch])
     cell = make_cell(cells, kind)
-    sequence = tf.reshape(x, [BATCH, STEPS, DEPTH])
+    sequence = tf.reshape(x, [-1 if any_batch else BATCH, STEPS, DEPTH])
     if mode == "static":
         outputs, _ = tf.nn.static_rnn(cell, tf.unstack(sequence, STEPS, 1), dtype=tf.float32)
         last = outputs[-1]
@@ -93,7 +100,7 @@ def build_step(tf, cells, kind: str, mode: str):
     return tf.train.AdamOptimizer(1e-3).minimize(loss), feeds
 
 
-def worker(framework: str, rows: list[str], threads: int) -> None:
+def worker(framework: str, rows: list[str], threads: int, any_batch: bool) -> None:
     """Build every row's graph and session, then answer 'ROW N' with the seconds one step took."""
     if framework == "tensorflow":
         import tensorflow.compat.v1 as tf
@@ -108,7 +115,7 @@ def worker(framework: str, rows: list[str], threads: int) -> None:
     for row in rows:
         graph = tf.Graph()
         with graph.as_default():
-            train_op, feeds = build_step(tf, cells, *row.split("/"))
+            train_op, feeds = build_step(tf, cells, *row.split("/"), any_batch=any_batch)
             init = tf.global_variables_initializer()
         sess = tf.Session(graph=graph, config=config)
         sess.run(init)
@@ -128,8 +135,8 @@ def worker(framework: str, rows: list[str], threads: int) -> None:
                           "cpu": (time.process_time() - cpu) / int(n)}), flush=True)
 
 
-def start(python: str, framework: str, rows: list[str], threads: int):
-    proc = subprocess.Popen([python, __file__, "--serve", framework, ",".join(rows), str(threads)],
+def start(python: str, framework: str, rows: list[str], threads: int, any_batch: bool):
+    proc = subprocess.Popen([python, __file__, "--serve", framework, ",".join(rows), str(threads), str(int(any_batch))],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_env(threads))
     hello = proc.stdout.readline()
     if not hello:
@@ -160,6 +167,7 @@ def main() -> None:
     parser.add_argument("--no-loop", action="store_true", help="leave out the loop_overhead row")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=ROUND_SECONDS, help="time per worker per round")
+    parser.add_argument("--any-batch", action="store_true", help="[None, ...] placeholders (module docstring)")
     args = parser.parse_args()
     if not available(args.tf_python, "tensorflow"):
         raise SystemExit(f"no TensorFlow at {args.tf_python}: pass --tf-python")
@@ -168,8 +176,8 @@ def main() -> None:
     print(f"uptime before: {uptime()}")
     table = []
     for threads in (int(t) for t in args.threads.split(",")):
-        workers = {"tftk": start(sys.executable, "tftk", rows, threads),
-                   "tensorflow": start(args.tf_python, "tensorflow", rows, threads)}
+        workers = {"tftk": start(sys.executable, "tftk", rows, threads, args.any_batch),
+                   "tensorflow": start(args.tf_python, "tensorflow", rows, threads, args.any_batch)}
         try:
             for busy in (int(b) for b in args.busy.split(",")):
                 spinners = busy_loops(busy)
@@ -205,6 +213,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--serve":
-        worker(sys.argv[2], sys.argv[3].split(","), int(sys.argv[4]))
+        worker(sys.argv[2], sys.argv[3].split(","), int(sys.argv[4]), sys.argv[5] == "1")
     else:
         main()

@@ -134,6 +134,25 @@ def _kind_of(build, batch=6):
     (lambda x, w: tf.size(x), Rows.SAME),  # a count: the whole batch's in every slice
     (lambda x, w: tf.transpose(x, [1, 0, 2]), "whole"),  # no rule: run whole
     (lambda x, w: tf.cast(tf.shape(x), tf.float32), "whole"),
+    (lambda x, w: tf.shape(x)[0], Rows.SHAPE),  # the slice's row count
+    (lambda x, w: tf.shape(x)[1], Rows.SAME),
+    (lambda x, w: tf.zeros(tf.stack([tf.shape(x)[0], 5])), Rows.ROWS),  # an RNN's zero state
+    (lambda x, w: tf.nn.softmax(x), Rows.ROWS),
+    (lambda x, w: tf.argmax(x, 2), Rows.ROWS),
+    (lambda x, w: tf.argmax(x, 0), "whole"),
+    (lambda x, w: tf.squeeze(x[:, :1, :], [1]), Rows.ROWS),
+    (lambda x, w: tf.squeeze(x[:, :1, :1]), "whole"),  # every size-1 axis: a 1-row slice's too
+    (lambda x, w: tf.concat([x, x], 1), Rows.ROWS),
+    (lambda x, w: tf.concat([x, x], 0), "whole"),
+    (lambda x, w: tf.split(x, 2, axis=1)[1], Rows.ROWS),
+    (lambda x, w: tf.unstack(x, axis=1)[2], Rows.ROWS),
+    (lambda x, w: tf.stack([x, x], axis=1), Rows.ROWS),
+    (lambda x, w: tf.stack([x, x], axis=0), "whole"),
+    (lambda x, w: x[:, 1:], Rows.ROWS),
+    (lambda x, w: x[1:], "whole"),
+    (lambda x, w: tf.reduce_sum(x, 0) + tf.reduce_sum(x * 2.0, 0), Rows.PARTIAL),
+    (lambda x, w: -tf.reduce_sum(x, 0) * 3.0, Rows.PARTIAL),
+    (lambda x, w: tf.reduce_sum(x, 0) + 1.0, "whole"),  # added once per slice: not a sum any more
 ])
 def test_which_values_are_rows(build, kind):
     assert _kind_of(build) == kind
@@ -172,6 +191,38 @@ def test_a_sliced_training_step_computes_what_the_whole_batch_does(two_workers, 
     for whole, parts in zip(results[0][0], results[1][0]):
         assert parts[0] == pytest.approx(whole[0], rel=1e-5)  # the loss
         np.testing.assert_allclose(parts[1], whole[1], rtol=1e-5, atol=1e-6)  # the logits, stacked
+    for whole, parts in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(parts, whole, rtol=1e-5, atol=1e-6)
+
+
+def test_a_sliced_static_lstm_step_computes_what_the_whole_batch_does(two_workers):
+    """static_rnn over BasicLSTMCell (fused LSTMBlockCell steps) with a zero state sized by the batch."""
+    results = []
+    for sliced in (False, True):
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.set_random_seed(0)
+            x = tf.placeholder(tf.float32, [None, 4, 3])
+            y = tf.placeholder(tf.int32, [None])
+            outputs, _ = tf.nn.static_rnn(tf.nn.rnn_cell.BasicLSTMCell(8), tf.unstack(x, 4, 1), dtype=tf.float32)
+            logits = tf.layers.dense(outputs[-1], 5)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+            train = tf.train.AdamOptimizer(0.01).minimize(loss)
+            init = tf.global_variables_initializer()
+        rng = np.random.default_rng(7)
+        batches = [(rng.random((7, 4, 3), dtype=np.float32), rng.integers(0, 5, 7).astype(np.int32))
+                   for _ in range(3)]
+        with tf.Session(graph=graph) as sess:
+            sess.run(init)
+            plan = _plan(sess, [train, loss], {x: batches[0][0], y: batches[0][1]})
+            if sliced:
+                laid = rows.layout(plan, streams.dependencies(plan))
+                region = next(segment for what, segment in laid.segments if what == "region")
+                assert {"LSTMBlockCell", "LSTMBlockCellGrad", "Fill"} <= {plan.steps[i].op.type for i in region.steps}
+            run = _sliced(plan) if sliced else plan.function
+            losses = [run(*batch)[0] for batch in batches]
+            results.append((losses, sess.run(graph.get_collection("trainable_variables"))))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5)
     for whole, parts in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(parts, whole, rtol=1e-5, atol=1e-6)
 

@@ -226,8 +226,10 @@ def add(parts: Sequence[Any]) -> Any:
 
 
 def whole_shape(parts: Sequence[np.ndarray], n: int) -> np.ndarray:
-    """A rows value's shape for the whole batch."""
+    """A rows value's shape for the whole batch (or its row count, a scalar)."""
     shape = np.array(parts[0])
+    if shape.ndim == 0:
+        return np.asarray(n, dtype=shape.dtype)
     shape[0] = n
     return shape
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 import enum
 from typing import Any, Sequence
 
-__all__ = ["Rows", "Rule", "SAME", "ROWS", "PARTIAL", "SHAPE", "LOCAL", "MEAN", "COUNT", "same_kinds",
-           "elementwise", "per_example", "per_example_sum", "per_slice_positions", "pool_gradient",
-           "backprop_input", "shape_of", "count", "ones_like", "reduction", "expand_reduced",
+__all__ = ["Rows", "Rule", "SAME", "ROWS", "PARTIAL", "SHAPE", "LOCAL", "MEAN", "COUNT", "elementwise", "per_example", "per_example_sum", "per_slice_positions", "pool_gradient",
+           "to_shape", "shape_of", "count", "ones_like", "reduction", "expand_reduced",
            "count_of_reduction", "reshape", "reshape_like", "broadcast_like", "sum_to_shape", "sum_to_shape_of",
-           "expand_dims", "matmul", "random"]
+           "expand_dims", "along_axis", "strided_slice", "strided_slice_grad", "matmul_slice", "pack", "fill",
+           "additive", "scaling", "accumulate", "matmul", "random"]
 
 
 class Rows(str, enum.Enum):
@@ -72,11 +72,6 @@ def _row_size(tensor: Any) -> int | None:
     return size
 
 
-def same_kinds(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
-    """Every output `SAME` where every input is: what any rule answers for a step on weights alone."""
-    return (SAME,) * len(op.outputs) if all(k is SAME for k in kinds) else None
-
-
 def elementwise(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """An element-wise op with broadcasting (Relu, Add, BiasAdd, ReluGrad, ...): rows where each row
     input has the output's rank (its axis 0 is the output's) and each `SAME` input has a smaller rank
@@ -97,15 +92,17 @@ def elementwise(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     return (ROWS,) * len(op.outputs)
 
 
-def per_example(*rows: int) -> Rule:
-    """Rows from rows and weights (a convolution of the batch's images, a loss per example): every output
-    rows where the inputs at the positions `rows` are rows and the others `SAME`."""
+def per_example(*rows: int, outputs: Sequence[Rows] | None = None) -> Rule:
+    """Rows from rows and weights (a convolution of the batch's images, a loss per example, an LSTM
+    cell's step): where the inputs at the positions `rows` are rows and the others `SAME`, every output
+    rows, or the kinds `outputs` lists (an LSTM cell's gradient: its peephole weights' are sums)."""
 
     def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
         if all(k is SAME for k in kinds):
             return (SAME,) * len(op.outputs)
-        fits = all(k is (ROWS if i in rows else SAME) for i, k in enumerate(kinds))
-        return (ROWS,) * len(op.outputs) if fits else None
+        if not all(k is (ROWS if i in rows else SAME) for i, k in enumerate(kinds)):
+            return None
+        return tuple(outputs) if outputs is not None else (ROWS,) * len(op.outputs)
     return rule
 
 
@@ -133,13 +130,17 @@ def pool_gradient(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     return (ROWS,) if kinds[1] is LOCAL and all(k is ROWS for i, k in enumerate(kinds) if i != 1) else None
 
 
-def backprop_input(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
-    """An input gradient from (input shape, weights, output gradient): rows where the shape is a rows
-    value's and the gradient rows."""
-    if all(k is SAME for k in kinds):
-        return (SAME,)
-    sizes, weights, grad = kinds
-    return (ROWS,) if sizes is SHAPE and weights is SAME and grad is ROWS else None
+def to_shape(*weights: int) -> Rule:
+    """An input gradient from (input shape, ..., output gradient) (a convolution's, an average pool's):
+    rows where the shape is a rows value's, the inputs at the `weights` positions `SAME` and the
+    others rows."""
+
+    def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+        if all(k is SAME for k in kinds):
+            return (SAME,)
+        fits = kinds[0] is SHAPE and all(k is (SAME if i in weights else ROWS) for i, k in enumerate(kinds) if i)
+        return (ROWS,) if fits else None
+    return rule
 
 
 def shape_of(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
@@ -281,6 +282,127 @@ def expand_dims(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     if kind is not ROWS or rank is None:
         return None
     return (ROWS,) if op.get_attr("axis") % rank != 0 else None
+
+
+def along_axis(attr: str = "axis", extra_rank: int = 0, weights: Sequence[int] = ()) -> Rule:
+    """An op working along the axis (or axes) its `attr` names, every input rows but the `weights`
+    positions (`SAME`): rows where no named axis is axis 0. The axes count in the input's rank plus
+    `extra_rank` (Pack's new axis: 1); a missing or empty attr (Squeeze of every size-1 axis) may touch
+    axis 0."""
+
+    def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+        if all(k is SAME for k in kinds):
+            return (SAME,) * len(op.outputs)
+        if any(k is not (SAME if i in weights else ROWS) for i, k in enumerate(kinds)):
+            return None
+        rank, axes = _rank(op.inputs[0]), op.get_attr(attr)
+        if rank is None or axes is None:
+            return None
+        axes = list(axes) if isinstance(axes, (list, tuple)) else [axes]
+        if not axes or any(int(a) % (rank + extra_rank) == 0 for a in axes):
+            return None
+        return (ROWS,) * len(op.outputs)
+    return rule
+
+
+def _keeps_rows(key: Sequence[Any], rank: int | None) -> bool:
+    """Whether a basic-indexing `key` (ints, slices, None, Ellipsis) keeps axis 0 whole and in place."""
+    if not key:
+        return True
+    first = key[0]
+    if first is Ellipsis:
+        real = sum(1 for k in key if k is not None and k is not Ellipsis)
+        return rank is not None and real < rank
+    return isinstance(first, slice) and first.start in (None, 0) and first.stop is None and first.step in (None, 1)
+
+
+def strided_slice(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """x[key]: rows where the key keeps axis 0 whole; of a rows value's shape, element 0 is the slice's
+    row count (`SHAPE`), a slice starting past it the same in every slice."""
+    kind, key = kinds[0], op.get_attr("key")
+    if kind is SAME:
+        return (SAME,)
+    if kind is ROWS:
+        return (ROWS,) if _keeps_rows(key, _rank(op.inputs[0])) else None
+    if kind is SHAPE and len(key) == 1:
+        if key[0] == 0:
+            return (SHAPE,)
+        if isinstance(key[0], int) and key[0] > 0 or isinstance(key[0], slice) and (key[0].start or 0) > 0 \
+                and (key[0].step or 1) > 0:
+            return (SAME,)
+    return None
+
+
+def strided_slice_grad(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """The gradient of x[key] (x, grad): rows where the key keeps axis 0 whole."""
+    if all(k is SAME for k in kinds):
+        return (SAME,)
+    fits = kinds[0] is ROWS and kinds[1] is ROWS and _keeps_rows(op.get_attr("key"), _rank(op.inputs[0]))
+    return (ROWS,) if fits else None
+
+
+def matmul_slice(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """A product read through x[key] (a plan's fusion): the product's kind, where the key keeps rows."""
+    kinds = matmul(op, kinds)
+    if kinds == (ROWS,) and not _keeps_rows(op.consumer.get_attr("key"), 2):
+        return None
+    return kinds
+
+
+def pack(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """Pack (tf.stack): rows stacked on another axis stay rows; a row count then `SAME` sizes stacked on
+    axis 0 make a rows value's shape (`[tf.shape(x)[0], 128]`, an RNN's zero state)."""
+    packed = along_axis(extra_rank=1)(op, kinds)
+    if packed is not None:
+        return packed
+    if op.get_attr("axis") == 0 and kinds and kinds[0] is SHAPE and _rank(op.inputs[0]) == 0 \
+            and all(k is SAME for k in kinds[1:]):
+        return (SHAPE,)
+    return None
+
+
+def fill(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """Fill(dims, value): to a rows value's shape, rows."""
+    dims, value = kinds
+    if dims is SAME and value is SAME:
+        return (SAME,)
+    return (ROWS,) if dims is SHAPE and value is SAME else None
+
+
+def additive(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """Add, Sub, AddN: element-wise on rows (`elementwise`); a sum of partial sums of one shape is one."""
+    if kinds and all(k is PARTIAL for k in kinds) and len({_dims_key(t) for t in op.inputs}) == 1 \
+            and _dims_key(op.inputs[0]) == _dims_key(op.outputs[0]):
+        return (PARTIAL,)
+    return elementwise(op, kinds)
+
+
+def scaling(*linear: int) -> Rule:
+    """Mul, RealDiv, Neg: element-wise on rows; a partial sum times (or over) `SAME` values is one,
+    where the partial sum is at one of the `linear` positions and keeps its shape."""
+
+    def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+        partial = [i for i, k in enumerate(kinds) if k is PARTIAL]
+        if len(partial) == 1 and partial[0] in linear and all(k is SAME for i, k in enumerate(kinds) if i != partial[0]) \
+                and _dims_key(op.inputs[partial[0]]) == _dims_key(op.outputs[0]):
+            return (PARTIAL,)
+        return elementwise(op, kinds)
+    return rule
+
+
+def _dims_key(tensor: Any) -> tuple | None:
+    dims = _dims(tensor)
+    return None if dims is None or None in dims else tuple(dims)
+
+
+def accumulate(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """A plan's partial sum adding a product into its running sum (sum, a, b): a partial sum plus rows
+    transposed times rows (a weight's gradient) is one."""
+    total, a, b = kinds
+    if all(k is SAME for k in kinds):
+        return (SAME,)
+    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    return (PARTIAL,) if total is PARTIAL and a is ROWS and b is ROWS and ta and not tb else None
 
 
 def matmul(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:

@@ -206,7 +206,7 @@ def _bind_squeeze(op, ctx):
     return lambda x: np.squeeze(x, axis=axes)
 
 
-registry.register_op("Squeeze", _bind_squeeze)
+registry.register_op("Squeeze", _bind_squeeze, rows=batch_rows.along_axis("squeeze_dims"))
 
 
 @registry.register_gradient("Squeeze")
@@ -311,7 +311,7 @@ def _static_pack(t: Tensor) -> np.ndarray | None:
     return np.stack(parts, axis=t.op.get_attr("axis")) if all(p is not None for p in parts) else None
 
 
-registry.register_op("Pack", _bind_pack, static_value=_static_pack)
+registry.register_op("Pack", _bind_pack, static_value=_static_pack, rows=batch_rows.pack)
 
 
 def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
@@ -352,7 +352,7 @@ def _bind_concat(op, ctx):
     return lambda *xs: np.concatenate(xs, axis=axis)
 
 
-registry.register_op("ConcatV2", _bind_concat, copies_inputs=True)
+registry.register_op("ConcatV2", _bind_concat, copies_inputs=True, rows=batch_rows.along_axis())
 
 
 def concat(values: Sequence[Any], axis: Any, name: str = "concat") -> Tensor:
@@ -401,7 +401,7 @@ def _bind_concat_grad(op, ctx):
     return kernel
 
 
-registry.register_op("ConcatGradSlice", _bind_concat_grad)
+registry.register_op("ConcatGradSlice", _bind_concat_grad, rows=batch_rows.along_axis())
 registry.not_differentiable("ConcatGradSlice")
 
 
@@ -418,7 +418,7 @@ def _bind_fill(op, ctx):
     return lambda dims, value: np.full(tuple(dims.tolist()), value, dtype=value.dtype)
 
 
-registry.register_op("Fill", _bind_fill)
+registry.register_op("Fill", _bind_fill, rows=batch_rows.fill)
 
 
 @registry.register_gradient("Fill")
@@ -527,7 +527,7 @@ def _bind_split(op, ctx):
     return split_sizes
 
 
-registry.register_op("Split", _bind_split)
+registry.register_op("Split", _bind_split, rows=batch_rows.along_axis())
 
 
 @registry.register_gradient("Split")
@@ -582,7 +582,7 @@ def _bind_unpack(op, ctx):
     return kernel
 
 
-registry.register_op("Unpack", _bind_unpack)
+registry.register_op("Unpack", _bind_unpack, rows=batch_rows.along_axis())
 
 
 @registry.register_gradient("Unpack")

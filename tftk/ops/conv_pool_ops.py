@@ -252,7 +252,7 @@ def _fused_conv2d_bias(relu: bool) -> Callable:
 
 
 registry.register_op("Conv2D", _bind_conv2d, fresh=True, rows=batch_rows.per_example(0))
-registry.register_op("Conv2DBackpropInput", _bind_conv2d_backprop_input, fresh=True, rows=batch_rows.backprop_input)
+registry.register_op("Conv2DBackpropInput", _bind_conv2d_backprop_input, fresh=True, rows=batch_rows.to_shape(1))
 registry.register_op("Conv2DBackpropFilter", _bind_conv2d_backprop_filter, fresh=True,
                      rows=batch_rows.per_example_sum(0, 2))
 # Plans run a convolution read only by a bias add, and that read only by a ReLU, as one kernel; the graph
@@ -478,8 +478,8 @@ def _bind_avg_pool_grad(op, ctx):
     return run
 
 
-registry.register_op("AvgPool", _bind_avg_pool)
-registry.register_op("AvgPoolGrad", _bind_avg_pool_grad)
+registry.register_op("AvgPool", _bind_avg_pool, rows=batch_rows.per_example(0))
+registry.register_op("AvgPoolGrad", _bind_avg_pool_grad, rows=batch_rows.to_shape())
 
 
 @registry.register_gradient("AvgPool")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tftk.framework import registry
+from tftk.framework import batch_rows, registry
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
@@ -44,8 +44,12 @@ def _bind_backward(op, ctx):
     return lambda *args: kernel(*args, peephole, clip_gradient)
 
 
-registry.register_op("LSTMBlockCell", _bind_forward, fresh=True)
-registry.register_op("LSTMBlockCellGrad", _bind_backward, fresh=True)
+registry.register_op("LSTMBlockCell", _bind_forward, fresh=True, rows=batch_rows.per_example(0, 1, 2))
+# inputs (cs_prev, the 3 peephole weights, the gates and cs, the gradients of cs and h); outputs (cs_prev's
+# gradient, the gates', and the peephole weights': sums over the batch)
+registry.register_op("LSTMBlockCellGrad", _bind_backward, fresh=True,
+                     rows=batch_rows.per_example(0, *range(4, 12), outputs=(batch_rows.ROWS,) * 2
+                                                 + (batch_rows.PARTIAL,) * 3))
 registry.not_differentiable("LSTMBlockCellGrad")
 
 

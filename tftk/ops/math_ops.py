@@ -133,9 +133,10 @@ def _broadcast_like_grad(op, grad):
 
 # ---- element-wise binary ops -----------------------------------------------------------------
 
-def _binary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None) -> Callable:
+def _binary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None,
+            rows: Callable = batch_rows.elementwise) -> Callable:
     registry.register_op(op_type, lambda op, ctx: fn, fresh=True,
-                         inplace=inplace.binary(fn) if isinstance(fn, np.ufunc) else None, rows=batch_rows.elementwise)
+                         inplace=inplace.binary(fn) if isinstance(fn, np.ufunc) else None, rows=rows)
 
     def constructor(x: Any, y: Any, name: str | None = None) -> Tensor:
         with op_scope(name, op_type, [x, y]) as scope:
@@ -148,10 +149,10 @@ def _binary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None) -
     return constructor
 
 
-add = _binary("Add", np.add)
-subtract = _binary("Sub", np.subtract)
-multiply = _binary("Mul", np.multiply)
-realdiv = _binary("RealDiv", np.true_divide)
+add = _binary("Add", np.add, rows=batch_rows.additive)
+subtract = _binary("Sub", np.subtract, rows=batch_rows.additive)
+multiply = _binary("Mul", np.multiply, rows=batch_rows.scaling(0, 1))
+realdiv = _binary("RealDiv", np.true_divide, rows=batch_rows.scaling(0))
 floordiv = floor_div = _binary("FloorDiv", np.floor_divide)
 mod = floormod = _binary("FloorMod", np.mod)
 pow = _binary("Pow", np.power)  # noqa: A001 - TF's public name
@@ -301,12 +302,12 @@ def _atan2_grad(op, grad):
 
 # ---- element-wise unary ops -----------------------------------------------------------------
 
-def _unary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None, writes_out: bool = False) -> Callable:
+def _unary(op_type: str, fn: Callable, out_dtype: dtypes.DType | None = None, writes_out: bool = False,
+           rows: Callable = batch_rows.elementwise) -> Callable:
     """Register a one-input op; `fn(x, out=...)` may overwrite a donated input when it is a ufunc
     or says so (`writes_out`)."""
     registry.register_op(op_type, lambda op, ctx: fn, fresh=True,
-                         inplace=inplace.unary(fn) if isinstance(fn, np.ufunc) or writes_out else None,
-                         rows=batch_rows.elementwise)
+                         inplace=inplace.unary(fn) if isinstance(fn, np.ufunc) or writes_out else None, rows=rows)
 
     def constructor(x: Any, name: str | None = None) -> Tensor:
         with op_scope(name, op_type, [x]) as scope:
@@ -342,7 +343,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
 
 
-negative = _unary("Neg", np.negative)
+negative = _unary("Neg", np.negative, rows=batch_rows.scaling(0))
 _real_abs = _unary("Abs", np.abs)
 
 
@@ -488,7 +489,7 @@ def _add_n_inplace(op, ctx, position):
     return kernel
 
 
-registry.register_op("AddN", lambda op, ctx: _add_n, inplace=_add_n_inplace, sums_inputs=True)
+registry.register_op("AddN", lambda op, ctx: _add_n, inplace=_add_n_inplace, sums_inputs=True, rows=batch_rows.additive)
 
 
 def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
@@ -664,13 +665,15 @@ def _bind_matmul_accumulate(op, ctx, donor: int | None = None):
 
 
 registry.register_op("MatMul", _bind_matmul, fresh=True, transposed_inputs=_transposed_b, rows=batch_rows.matmul)
-registry.register_op(registry.MATMUL_ACCUMULATE, _bind_matmul_accumulate, inplace=_bind_matmul_accumulate)
+registry.register_op(registry.MATMUL_ACCUMULATE, _bind_matmul_accumulate, inplace=_bind_matmul_accumulate,
+                     rows=batch_rows.accumulate)
 registry.not_differentiable(registry.MATMUL_ACCUMULATE)  # exists in plans only, never in a graph
 registry.register_op(registry.TRANSPOSED_COPY, _bind_transposed_copy, fresh=True)
 registry.not_differentiable(registry.TRANSPOSED_COPY)  # exists in plans only, never in a graph
 # Plans run a product read only through a slice as the product of the slice's part: the gradient of
 # an LSTM step's [x, h] (dicfo @ w.T) when only h's columns are needed (the first layer's x is data).
-registry.register_op("MatMulStridedSlice", _bind_matmul_slice, fresh=True, transposed_inputs=_transposed_b)
+registry.register_op("MatMulStridedSlice", _bind_matmul_slice, fresh=True, transposed_inputs=_transposed_b,
+                     rows=batch_rows.matmul_slice)
 registry.not_differentiable("MatMulStridedSlice")  # exists in plans only, never in a graph
 registry.register_fusion("MatMul", "StridedSlice", "MatMulStridedSlice")
 

@@ -191,8 +191,8 @@ def _bind_log_softmax(op, ctx):
     return kernel
 
 
-registry.register_op("Softmax", _bind_softmax)
-registry.register_op("LogSoftmax", _bind_log_softmax)
+registry.register_op("Softmax", _bind_softmax, rows=batch_rows.along_axis())
+registry.register_op("LogSoftmax", _bind_log_softmax, rows=batch_rows.along_axis())
 
 
 @registry.register_gradient("Softmax")

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import batch_rows, dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import math_ops, reduction_ops
@@ -28,7 +28,7 @@ def _arg_extremum(op_type: str, fn: Any) -> Any:
                 raise ValueError(f"Reduction axis {axis} is empty in shape {x.shape}")
             return fn(x, axis=axis).astype(npd, copy=False)
         return kernel
-    registry.register_op(op_type, factory)
+    registry.register_op(op_type, factory, rows=batch_rows.along_axis())
     registry.not_differentiable(op_type)
 
     def constructor(input: Any, axis: Any = None, name: str | None = None, dimension: Any = None,

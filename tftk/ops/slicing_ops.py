@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import batch_rows, dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.kernels.scatter import scatter_into_zeros
@@ -96,8 +96,8 @@ def _bind_strided_slice_grad(op, ctx):
     return lambda x, grad: scatter_into_zeros(x.shape, grad, key)
 
 
-registry.register_op("StridedSlice", _bind_strided_slice)
-registry.register_op("StridedSliceGrad", _bind_strided_slice_grad)
+registry.register_op("StridedSlice", _bind_strided_slice, rows=batch_rows.strided_slice)
+registry.register_op("StridedSliceGrad", _bind_strided_slice_grad, rows=batch_rows.strided_slice_grad)
 
 
 @registry.register_gradient("StridedSlice")
