@@ -195,8 +195,10 @@ def test_a_sliced_training_step_computes_what_the_whole_batch_does(two_workers, 
         np.testing.assert_allclose(parts, whole, rtol=1e-5, atol=1e-6)
 
 
-def test_a_sliced_static_lstm_step_computes_what_the_whole_batch_does(two_workers):
-    """static_rnn over BasicLSTMCell (fused LSTMBlockCell steps) with a zero state sized by the batch."""
+@pytest.mark.parametrize("cell, fused", [(lambda: tf.nn.rnn_cell.BasicLSTMCell(8), "LSTMBlockCell"),
+                                         (lambda: tf.nn.rnn_cell.GRUCell(8), "GRUBlockCell")], ids=["lstm", "gru"])
+def test_a_sliced_static_rnn_step_computes_what_the_whole_batch_does(two_workers, cell, fused):
+    """static_rnn over a fused cell's steps, with a zero state sized by the batch."""
     results = []
     for sliced in (False, True):
         graph = tf.Graph()
@@ -204,7 +206,7 @@ def test_a_sliced_static_lstm_step_computes_what_the_whole_batch_does(two_worker
             tf.set_random_seed(0)
             x = tf.placeholder(tf.float32, [None, 4, 3])
             y = tf.placeholder(tf.int32, [None])
-            outputs, _ = tf.nn.static_rnn(tf.nn.rnn_cell.BasicLSTMCell(8), tf.unstack(x, 4, 1), dtype=tf.float32)
+            outputs, _ = tf.nn.static_rnn(cell(), tf.unstack(x, 4, 1), dtype=tf.float32)
             logits = tf.layers.dense(outputs[-1], 5)
             loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
             train = tf.train.AdamOptimizer(0.01).minimize(loss)
@@ -218,7 +220,7 @@ def test_a_sliced_static_lstm_step_computes_what_the_whole_batch_does(two_worker
             if sliced:
                 laid = rows.layout(plan, streams.dependencies(plan))
                 region = next(segment for what, segment in laid.segments if what == "region")
-                assert {"LSTMBlockCell", "LSTMBlockCellGrad", "Fill"} <= {plan.steps[i].op.type for i in region.steps}
+                assert {fused, fused + "Grad", "Fill"} <= {plan.steps[i].op.type for i in region.steps}
             run = _sliced(plan) if sliced else plan.function
             losses = [run(*batch)[0] for batch in batches]
             results.append((losses, sess.run(graph.get_collection("trainable_variables"))))

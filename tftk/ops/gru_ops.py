@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tftk.framework import registry
+from tftk.framework import batch_rows, registry
 from tftk.framework.ops import Tensor, convert_to_tensor
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import array_ops, math_ops
@@ -39,11 +39,11 @@ def _bind_backward(op, ctx):
     return kernel
 
 
-registry.register_op("GRUBlockCell", _bind_forward, fresh=True)
+registry.register_op("GRUBlockCell", _bind_forward, fresh=True, rows=batch_rows.per_example(0, 1))
 # The gradient multiplies by w_ru and w_c transposed (a static GRU's steps may share one copy of
 # each), and makes d_x only when it is read (not for a first layer's data input).
 registry.register_op("GRUBlockCellGrad", _bind_backward, fresh=True, transposed_inputs=lambda op: (2, 3),
-                     skips_unread_outputs=True)
+                     skips_unread_outputs=True, rows=batch_rows.per_example(0, 1, 6, 7, 8, 9))
 registry.not_differentiable("GRUBlockCellGrad")
 
 
