@@ -36,14 +36,18 @@ def _sliced(plan):
     return function
 
 
-def _convnet(loss_kind="mean", dropout=False, seed=0):
-    """A LeNet-like training step on 8x8 images: conv + ReLU + max pool twice, dense, softmax loss, SGD."""
+def _convnet(loss_kind="mean", dropout=False, seed=0, inputs=None):
+    """A LeNet-like training step on 8x8 images: conv + ReLU + max pool twice, dense, softmax loss, SGD.
+    `inputs()` makes the images and labels in the graph (else they are fed)."""
     graph = tf.Graph()
     rng = np.random.default_rng(seed)
     with graph.as_default():
         tf.set_random_seed(seed)
-        x = tf.placeholder(tf.float32, [None, 64])
-        y = tf.placeholder(tf.int32, [None])
+        if inputs is None:
+            x = tf.placeholder(tf.float32, [None, 64])
+            y = tf.placeholder(tf.int32, [None])
+        else:
+            x, y = inputs()
         h = tf.reshape(x, [-1, 8, 8, 1])
         for name, shape in (("c1", (3, 3, 1, 4)), ("c2", (3, 3, 4, 8))):
             w = tf.Variable(rng.standard_normal(shape).astype(np.float32) * 0.5, name=name)
@@ -245,28 +249,52 @@ def test_a_dropout_mask_is_drawn_whole_between_two_regions(two_workers):
     np.testing.assert_allclose(results[1], results[0], rtol=1e-5)
 
 
-def test_a_batch_below_two_rows_or_feeds_of_other_sizes_run_whole(two_workers, monkeypatch):
+def test_a_batch_below_two_rows_or_sources_of_other_sizes_run_each_region_once(two_workers, monkeypatch):
     graph, x, y, logits, loss, train, init = _convnet()
     with tf.Session(graph=graph) as sess:
         sess.run(init)
-        plan = _plan(sess, logits, {x: _batch(4)[0]})
-        calls = []
+        plan = _plan(sess, [logits, loss], {x: _batch(4)[0], y: _batch(4)[1]})
+        slices_run = []
         real = rows.run_region
-        monkeypatch.setattr(rows, "run_region", lambda *args: calls.append(1) or real(*args))
+        monkeypatch.setattr(rows, "run_region", lambda fn, bounds, *args: slices_run.append(len(bounds))
+                            or real(fn, bounds, *args))
         sliced = _sliced(plan)
-        one = _batch(1)[0]
-        np.testing.assert_array_equal(sliced(one)[0], plan.function(one)[0])
-        assert calls == []
-        sliced(_batch(2)[0])
-        assert calls == [1]
-    with tf.Session(graph=graph) as sess:
-        sess.run(init)
-        plan = _plan(sess, loss, {x: _batch(4)[0], y: _batch(4)[1]})
-        sliced = _sliced(plan)
-        calls.clear()
+        one = _batch(1)
+        for got, expected in zip(sliced(*one), plan.function(*one)):
+            np.testing.assert_array_equal(got, expected)  # one slice of all the rows: the serial run's bits
+        assert slices_run == [1]
+        sliced(*_batch(2))
+        assert slices_run == [1, 2]
         with pytest.raises(errors.InvalidArgumentError, match="labels"):  # the whole batch's error
             sliced(_batch(4)[0], _batch(5)[1])
-        assert calls == []
+        assert slices_run == [1, 2, 1]
+
+
+def test_an_input_pipelines_batch_is_a_source_of_rows(two_workers):
+    """A training step reading its batch from tf.data (IteratorGetNext, in the first serial segment): the
+    slices come from its row count, 8 and then the last partial batch's 7."""
+    rng = np.random.default_rng(3)
+    images, labels = rng.random((15, 64), dtype=np.float32), rng.integers(0, 10, 15).astype(np.int32)
+
+    def pipeline():
+        return tf.data.Dataset.from_tensor_slices((images, labels)).batch(8).make_one_shot_iterator().get_next()
+
+    results = []
+    for sliced in (False, True):
+        graph, x, y, logits, loss, train, init = _convnet(inputs=pipeline)
+        with tf.Session(graph=graph) as sess:
+            sess.run(init)
+            plan = _plan(sess, [train, loss], {})  # the first batch
+            if sliced:
+                laid = rows.layout(plan, streams.dependencies(plan))
+                assert [what for what, _ in laid.segments] == ["serial", "region", "serial"]
+                assert len(laid.sources) == 2
+                assert "IteratorGetNext" in {plan.steps[i].op.type for i in laid.segments[0][1]}
+            run = _sliced(plan) if sliced else plan.function
+            results.append((run()[0], sess.run(graph.get_collection("trainable_variables"))))
+    assert results[1][0] == pytest.approx(results[0][0], rel=1e-5)
+    for whole, parts in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(parts, whole, rtol=1e-5, atol=1e-6)
 
 
 def test_a_failing_kernel_in_a_slice_names_its_op_and_the_next_step_runs(two_workers):

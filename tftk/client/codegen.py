@@ -209,14 +209,15 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
 def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
     """`plan`'s steps with its regions run on slices of the batch (`tftk.client.rows`): returns a function
     called as `plan.function`. `layout` is a `rows.Layout`; `helpers` the functions the generated code
-    calls (`_batch`, `_slices`, `_run`, `_serial` and the combining ones, by the names `rows.build` gives).
+    calls (`_batch`, `_run` and the combining ones, by the names `rows.build` gives).
 
     The caller's function runs the serial segments' steps and, for each region, `_run` of the region's
-    function (`_region<k>(_i, _b0, _b1, _n, *inputs)`: rows inputs sliced to the slice's rows, an earlier
-    region's values taken from its per-slice lists `p<slot>`), then combines its exports: per slice for
-    later regions, whole (by kind) for serial steps and fetches. A step of a region that would write
-    into an input's buffer gets a copy of it. Where the rows feeds disagree on the batch's size (or it
-    is below two slices) the whole plan runs serially (`_serial`)."""
+    function (`_region<k>(_i, _b0, _b1, _rows, _n, *inputs)`: rows inputs sliced to the slice's rows, an
+    earlier region's values taken from its per-slice lists `p<slot>`), then combines its exports: per
+    slice for later regions, whole (by kind) for serial steps and fetches. A step of a region that would
+    write into an input's buffer gets a copy of it. The slices are known once the batch's sources are
+    (after the first segment when it is serial: an input pipeline's batch); where they disagree on the
+    batch's size, or it is below two slices, each region runs once on all its rows (`_batch`)."""
     from tftk.framework.batch_rows import Rows
     steps = plan.steps
     namespace = _namespace(plan)
@@ -224,7 +225,7 @@ def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
     source: list[str] = []
     line_steps: dict[int, Step] = {}
     combiners = {Rows.ROWS: "_stack({})", Rows.PARTIAL: "_add({})", Rows.SAME: "_first({})",
-                 Rows.SHAPE: "_whole_shape({}, _n)"}
+                 Rows.SHAPE: "_whole_shape({})"}
     rescalers = {Rows.MEAN: "_mean_part", Rows.COUNT: "_whole_count"}
     main: list[tuple[list[str], list[Step | None], list[str]]] = []  # (lines, their steps, names read)
     for number, (what, segment) in enumerate(layout.segments):
@@ -235,7 +236,7 @@ def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
             continue
         region, name = segment, f"_region{number}"
         params = [slot_name(s) for s in region.whole + region.same] + [f"p{s}" for s in region.sliced]
-        source.append(f"def {name}(_i, _b0, _b1, _n{''.join(', ' + p for p in params)}):")
+        source.append(f"def {name}(_i, _b0, _b1, _rows, _n{''.join(', ' + p for p in params)}):")
         for slot in region.whole:
             sliced = f"{slot_name(slot)}[_b0:_b1]"
             source.append(f"    {slot_name(slot)} = " + (f"_copy({sliced})" if slot in region.copied else sliced))
@@ -257,7 +258,7 @@ def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
             for slot in steps[i].outputs:
                 if slot in region.rescaled:
                     source.append(f"    {slot_name(slot)} = {rescalers[region.rescaled[slot]]}"
-                                  f"({slot_name(slot)}, _b1 - _b0, _n)")
+                                  f"({slot_name(slot)}, _rows, _n)")
             dying = [s for s in dict.fromkeys(_runtime_inputs(steps[i]) + steps[i].outputs)
                      if s is not None and s not in kept and s not in plan.constants and last_read.get(s, i) <= i]
             source += [f"    {slot_name(s)} = None" for s in dying]
@@ -272,6 +273,10 @@ def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
                 lines.append(f"{slot_name(slot)} = " + combiners[layout.kinds[slot]].format(parts))
         lines.append("_r = None")
         main.append((lines, [None] * len(lines), params))
+    # the slices, once the batch's sources are known: after the first segment's steps when it is serial
+    known = len(layout.segments[0][1]) if layout.segments[0][0] == "serial" else 0
+    sources = [slot_name(s) for s in layout.sources]
+    main.insert(known, ([f"_b, _n = _batch({', '.join(sources)})"], [None], sources))
     # each name of the caller's function released after its last read there (fetches kept)
     last: dict[str, int] = {}
     for position, (_, _, names) in enumerate(main):
@@ -279,10 +284,7 @@ def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
             last[read] = position
     fetched = {slot_name(s) for s in plan.fetch_slots}
     constants = {slot_name(s) for s in plan.constants}
-    feeds = ", ".join(slot_name(i) for i in range(len(plan.feeds)))
-    rows_feeds = ", ".join(slot_name(i) for i in layout.rows_feeds)
-    source += [f"def _plan({feeds}):", f"    _n = _batch({rows_feeds})", "    if _n is None:",
-               f"        return _serial({feeds})", "    _b = _slices(_n)"]
+    source.append(f"def _plan({', '.join(slot_name(i) for i in range(len(plan.feeds)))}):")
     for position, (lines, owners, _) in enumerate(main):
         for line, owner in zip(lines, owners):
             if owner is not None:

@@ -15,8 +15,11 @@ whole batch on one core and 6.8 for its two-stream split (`tftk.client.streams`)
 to overlap in a CNN's chain of layers. Deep-MNIST's dropout draws its mask in a serial segment between
 two regions (the draws are the step's, as on one thread).
 
-How a plan is laid out (`layout`): each slot gets a kind, feeds with an unknown first dimension being
-rows. In the plan's order, a step whose op has a rule (`OpKind.rows`) saying what its outputs are, is
+How a plan is laid out (`layout`): each slot gets a kind. The batch's sources are the feeds with an
+unknown first dimension and the rows an op of the first serial segment brings in from nowhere (an
+input pipeline's next batch, `batch_rows.batch_source`); the step checks that they agree on the row
+count before its first region, and runs each region once, on all its rows, where they do not (or
+where the batch has a single row), which computes what the serial plan does. In the plan's order, a step whose op has a rule (`OpKind.rows`) saying what its outputs are, is
 not stateful and reads a value that is not `SAME` runs in a region; a step on `SAME` values alone goes
 where it can run first (with its inputs' region, else serially); any other step runs serially on whole
 values. Each step takes the earliest segment its dependencies (`streams.dependencies`: data, control,
@@ -70,7 +73,9 @@ class Layout:
 
     segments: list[tuple[str, Any]]
     kinds: dict[int, Rows]  # each slot's kind as its producer makes it
-    rows_feeds: list[int]  # the feed positions (= slots) holding rows
+    # the batch's sources: feeds of rows and rows an op of the first serial segment brings in (an input
+    # pipeline's next batch); their row counts must agree at run time
+    sources: list[int]
     combined: set[int]  # region exports serial steps or fetches read whole
     per_slice: set[int]  # region exports later regions read slice by slice
 
@@ -88,9 +93,7 @@ def layout(plan: Plan, deps: list[set[int]]) -> Layout | None:
     """The plan's segments (module docstring), or None where no step runs on slices or a value of one
     slice would have to be read whole (a max pool's arg-maxes)."""
     kinds: dict[int, Rows] = {slot: _feed_kind(tensor) for slot, tensor in enumerate(plan.feeds)}
-    rows_feeds = [slot for slot, kind in kinds.items() if kind is Rows.ROWS]
-    if not rows_feeds:
-        return None
+    sources = [slot for slot, kind in kinds.items() if kind is Rows.ROWS]
     kinds.update((slot, Rows.SAME) for slot in plan.constants)
     segment_of: list[int] = []
     rescaled: dict[int, Rows] = {}
@@ -100,9 +103,15 @@ def layout(plan: Plan, deps: list[set[int]]) -> Layout | None:
         if segment is None:
             return None
         segment_of.append(segment)
-    if not any(segment % 2 for segment in segment_of):
+        brought = [slot for slot in step.outputs if slot is not None and kinds[slot] is Rows.ROWS] \
+            if segment % 2 == 0 and all(kinds.get(s, Rows.SAME) is Rows.SAME for s in step.inputs) else []
+        if brought and segment == 0:
+            sources += brought  # an input pipeline's batch, before any region: checked with the feeds
+        else:
+            kinds.update((slot, Rows.SAME) for slot in brought)  # rows from nowhere, later on: whole
+    if not sources or not any(segment % 2 for segment in segment_of):
         return None
-    return _segments(plan, segment_of, kinds, rescaled, rows_feeds)
+    return _segments(plan, segment_of, kinds, rescaled, sources)
 
 
 def _place(step: Any, earliest: int, kinds: dict[int, Rows], rescaled: dict[int, Rows]) -> int | None:
@@ -133,7 +142,7 @@ def _place(step: Any, earliest: int, kinds: dict[int, Rows], rescaled: dict[int,
 
 
 def _segments(plan: Plan, segment_of: list[int], kinds: dict[int, Rows], rescaled: dict[int, Rows],
-              rows_feeds: list[int]) -> Layout | None:
+              sources: list[int]) -> Layout | None:
     """Group the placed steps into segments and work out what crosses each region's border."""
     producer = {slot: index for index, step in enumerate(plan.steps) for slot in step.outputs if slot is not None}
     numbers = sorted(set(segment_of[i] for i, step in enumerate(plan.steps) if step.action is not Action.NAME))
@@ -176,31 +185,35 @@ def _segments(plan: Plan, segment_of: list[int], kinds: dict[int, Rows], rescale
                 exports.append(slot)
     if any(kinds.get(slot) is Rows.LOCAL for slot in combined):
         return None
-    return Layout(segments, kinds, rows_feeds, combined, per_slice)
+    return Layout(segments, kinds, sources, combined, per_slice)
 
 
 # ---- running it -----------------------------------------------------------------------------------
 
-def batch_size(*feeds: np.ndarray) -> int | None:
-    """The batch's row count where every rows feed has it and it makes `SLICES` slices, else None (the
-    step then runs whole)."""
-    n = feeds[0].shape[0] if feeds[0].ndim else 0
-    if n < SLICES or any(f.ndim == 0 or f.shape[0] != n for f in feeds[1:]):
-        return None
-    return n
+WHOLE = ((0, None, 1),), 1  # one slice of all the rows, its share of the batch 1/1
 
 
 @functools.lru_cache(maxsize=64)
-def slices(n: int) -> tuple[tuple[int, int], ...]:
-    """`SLICES` row ranges covering n rows, the first (the caller's) the longest."""
+def slices(n: int) -> tuple[tuple[tuple[int, int, int], ...], int]:
+    """`SLICES` row ranges (b0, b1, rows) covering n rows, the first (the caller's) the longest, and n."""
     bounds = [n * k // SLICES for k in range(SLICES + 1)]
     bounds[1:-1] = [n - b for b in reversed(bounds[1:-1])]
-    return tuple(zip(bounds[:-1], bounds[1:]))
+    return tuple((b0, b1, b1 - b0) for b0, b1 in zip(bounds[:-1], bounds[1:])), n
 
 
-def run_region(region: Callable, bounds: Sequence[tuple[int, int]], n: int, args: tuple) -> list[tuple]:
-    """`region(i, b0, b1, n, *args)` for each slice i, on the caller and the work-sharing helper (each
-    slice's kernels whole, on one thread); the results in slice order."""
+def batch_slices(*sources: Any) -> tuple[tuple[tuple[int, int, int], ...], int]:
+    """The slices of a step's batch and its row count: `slices` where every source (a rows feed, an
+    input pipeline's batch) has the same row count, of at least `SLICES`; else `WHOLE` (the regions
+    then run once, on all their rows, as the serial plan would)."""
+    n = sources[0].shape[0] if np.ndim(sources[0]) else 0
+    if n < SLICES or any(np.ndim(s) == 0 or np.shape(s)[0] != n for s in sources[1:]):
+        return WHOLE
+    return slices(n)
+
+
+def run_region(region: Callable, bounds: Sequence[tuple[int, int, int]], n: int, args: tuple) -> list[tuple]:
+    """`region(i, b0, b1, rows, n, *args)` for each slice i, on the caller and the work-sharing helper
+    (each slice's kernels whole, on one thread); the results in slice order."""
     results: list[Any] = [None] * len(bounds)
 
     def compute(index: int) -> tuple:
@@ -225,12 +238,14 @@ def add(parts: Sequence[Any]) -> Any:
     return functools.reduce(np.add, parts)
 
 
-def whole_shape(parts: Sequence[np.ndarray], n: int) -> np.ndarray:
-    """A rows value's shape for the whole batch (or its row count, a scalar)."""
+def whole_shape(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """A rows value's shape for the whole batch (or its row count, a scalar): the slices' row counts added."""
+    if len(parts) == 1:
+        return parts[0]
     shape = np.array(parts[0])
     if shape.ndim == 0:
-        return np.asarray(n, dtype=shape.dtype)
-    shape[0] = n
+        return np.asarray(sum(int(p) for p in parts), dtype=shape.dtype)
+    shape[0] = sum(int(p[0]) for p in parts)
     return shape
 
 
@@ -264,6 +279,6 @@ def build(plan: Plan, deps: list[set[int]], costs: list[float]) -> Callable | No
     if in_regions < MIN_REGION_SHARE * sum(costs):
         return None
     return codegen.compile_rows(plan, laid, {
-        "_batch": batch_size, "_slices": slices, "_run": run_region, "_serial": plan.function,
+        "_batch": batch_slices, "_run": run_region,
         "_stack": stack, "_add": add, "_first": first, "_whole_shape": whole_shape,
         "_mean_part": mean_part, "_whole_count": whole_count})

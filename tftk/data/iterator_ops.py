@@ -16,7 +16,7 @@ from typing import Any, Iterator as PyIterator
 
 import numpy as np
 
-from tftk.framework import dtypes, errors, registry
+from tftk.framework import batch_rows, dtypes, errors, registry
 from tftk.framework.ops import Operation, Tensor, convert_to_tensor, name_scope
 from tftk.framework.sparse_tensor import SparseTensor
 from tftk.framework.tensor_shape import TensorShape, as_shape
@@ -197,7 +197,7 @@ def _bind_get_next(op: Operation, ctx: Any):
 registry.register_op("IteratorV2", _bind_iterator, stateful=True)
 registry.register_op("OneShotIterator", _bind_one_shot, stateful=True)
 registry.register_op("MakeIterator", _bind_make_iterator, stateful=True)
-registry.register_op("IteratorGetNext", _bind_get_next, stateful=True)
+registry.register_op("IteratorGetNext", _bind_get_next, stateful=True, rows=batch_rows.batch_source)
 registry.register_op("IteratorToStringHandle", lambda op, ctx: lambda h: h)
 registry.register_op("IteratorFromStringHandleV2", lambda op, ctx: lambda h: h, stateful=True)
 registry.not_differentiable("IteratorV2", "OneShotIterator", "MakeIterator", "IteratorGetNext",

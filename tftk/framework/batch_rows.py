@@ -32,7 +32,7 @@ __all__ = ["Rows", "Rule", "SAME", "ROWS", "PARTIAL", "SHAPE", "LOCAL", "MEAN", 
            "to_shape", "shape_of", "count", "ones_like", "reduction", "expand_reduced",
            "count_of_reduction", "reshape", "reshape_like", "broadcast_like", "sum_to_shape", "sum_to_shape_of",
            "expand_dims", "along_axis", "strided_slice", "strided_slice_grad", "matmul_slice", "pack", "fill",
-           "additive", "scaling", "accumulate", "matmul", "random"]
+           "additive", "scaling", "accumulate", "matmul", "batch_source", "random"]
 
 
 class Rows(str, enum.Enum):
@@ -418,6 +418,13 @@ def matmul(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     if a is ROWS and b is ROWS and ta and not tb:
         return (PARTIAL,)
     return None
+
+
+def batch_source(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...]:
+    """An input pipeline's next batch (IteratorGetNext): each output whose first dimension the graph
+    leaves open is rows of the step's batch, as a feed of `[None, ...]` is (the plan checks at run time
+    that all of them, and the feeds, have one row count)."""
+    return tuple(ROWS if t.shape.ndims and t.shape.as_list()[0] is None else SAME for t in op.outputs)
 
 
 def random(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
