@@ -46,12 +46,13 @@ from tftk.framework import registry
 from tftk.framework.batch_rows import Rows
 from tftk.kernels import work_sharing
 
-__all__ = ["Region", "Layout", "layout", "build", "slices", "MIN_REGION_SHARE", "SLICES"]
+__all__ = ["Region", "Layout", "layout", "build", "slices", "batch_slices", "run_region", "MIN_REGION_SHARE", "SLICES",
+           "WHOLE"]
 
 MIN_REGION_SHARE = 0.5  # of the plan's measured step time, in region steps
 SLICES = 2  # slices of the batch: one per thread
 # what a serial step sees of a value a region made: the sums, counts and shapes of the whole batch
-_WHOLE = {Rows.PARTIAL: Rows.SAME, Rows.MEAN: Rows.SAME, Rows.COUNT: Rows.SAME}
+_READ_WHOLE = {Rows.PARTIAL: Rows.SAME, Rows.MEAN: Rows.SAME, Rows.COUNT: Rows.SAME}
 
 
 @dataclass
@@ -132,7 +133,7 @@ def _place(step: Any, earliest: int, kinds: dict[int, Rows], rescaled: dict[int,
         return earliest + 1 - earliest % 2
     if Rows.LOCAL in seen:
         return None
-    whole = tuple(_WHOLE.get(k, k) for k in seen)  # a serial step reads sums, counts and shapes whole
+    whole = tuple(_READ_WHOLE.get(k, k) for k in seen)  # a serial step reads sums, counts and shapes whole
     outputs = kind.rows(step.op, whole) if kind is not None and kind.rows is not None else None
     for position, slot in enumerate(step.outputs):
         if slot is not None:
@@ -264,9 +265,6 @@ def whole_count(value: Any, rows: int, n: int) -> Any:
     """A count over a slice's `rows` examples' elements as the count over all `n`'s."""
     value = np.asarray(value)
     return np.asarray(value // rows * n, dtype=value.dtype)
-
-
-COMBINE = {Rows.ROWS: stack, Rows.PARTIAL: add, Rows.SAME: first}
 
 
 def build(plan: Plan, deps: list[set[int]], costs: list[float]) -> Callable | None:
