@@ -9,7 +9,6 @@ import pytest
 
 import tftk as tf
 from tftk.client import rows, streams
-from tftk.client.plan import Action
 from tftk.client import threads as thread_policy
 from tftk.framework import errors
 from tftk.framework.batch_rows import Rows
@@ -29,9 +28,12 @@ def _plan(sess, fetches, feed):
 
 
 def _sliced(plan):
-    """The plan's function with its regions on slices, whatever they cost."""
-    costs = [1.0 if step.action is Action.CALL else 0.0 for step in plan.steps]
-    function = rows.build(plan, streams.dependencies(plan), costs)
+    """The plan's function with its regions on slices, whatever share of the step they hold."""
+    share, rows.MIN_REGION_SHARE = rows.MIN_REGION_SHARE, 0.0
+    try:
+        function = rows.build(plan, streams.dependencies(plan), [1.0] * len(plan.steps))
+    finally:
+        rows.MIN_REGION_SHARE = share
     assert function is not None
     return function
 
@@ -60,12 +62,17 @@ def _convnet(loss_kind="mean", dropout=False, seed=0, inputs=None):
         w = tf.Variable(rng.standard_normal((32, 10)).astype(np.float32) * 0.3, name="dense")
         logits = tf.nn.bias_add(tf.matmul(h, w), tf.Variable(np.zeros(10, np.float32), name="dense_b"))
         per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-        if loss_kind == "mean":
-            loss = tf.reduce_mean(per_example)
-        elif loss_kind == "sum":
-            loss = tf.reduce_sum(per_example)
-        else:  # divided by the batch's size as a tensor
-            loss = tf.reduce_sum(per_example) / tf.cast(tf.shape(x)[0], tf.float32)
+        losses = {
+            "mean": lambda: tf.reduce_mean(per_example),
+            "sum": lambda: tf.reduce_sum(per_example),
+            "divided": lambda: tf.reduce_sum(per_example) / tf.cast(tf.shape(x)[0], tf.float32),
+            "tf.losses": lambda: tf.losses.sparse_softmax_cross_entropy(y, logits),  # weights, nonzero count
+            "one_hot": lambda: tf.reduce_mean(-tf.reduce_sum(tf.one_hot(y, 10) * tf.nn.log_softmax(logits), 1)),
+            "sigmoid": lambda: tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+                labels=tf.one_hot(y, 10), logits=logits)),
+            "max": lambda: tf.reduce_max(per_example),  # the pools' gradients then run whole (below)
+        }
+        loss = losses[loss_kind]()
         train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
         init = tf.global_variables_initializer()
     return graph, x, y, logits, loss, train, init
@@ -162,6 +169,20 @@ def test_which_values_are_rows(build, kind):
     assert _kind_of(build) == kind
 
 
+def test_arg_maxes_read_whole_make_their_max_pool_run_whole():
+    """A loss that is the batch's max: its gradient reaches the pools through ops without a rule, so
+    each pool's gradient runs whole, and with it the max pool whose arg-maxes it reads."""
+    graph, x, y, logits, loss, train, init = _convnet("max")
+    with tf.Session(graph=graph) as sess:
+        sess.run(init)
+        plan = _plan(sess, [train, loss], {x: _batch(6)[0], y: _batch(6)[1]})
+        laid = rows.layout(plan, streams.dependencies(plan))
+    serial = {plan.steps[i].op.type for what, segment in laid.segments if what == "serial" for i in segment}
+    sliced = {plan.steps[i].op.type for what, segment in laid.segments if what == "region" for i in segment.steps}
+    assert {"MaxPool", "MaxPoolGradReluGrad"} <= serial and "Conv2DBiasAddRelu" in sliced
+    assert Rows.LOCAL not in laid.kinds.values()
+
+
 def test_a_whole_batch_value_that_broadcasts_along_the_batch_meets_rows_in_a_slice(two_workers):
     """x - max(x over the batch): the max runs whole, before the region, and each slice reads it."""
     graph = tf.Graph()
@@ -179,7 +200,7 @@ def test_a_whole_batch_value_that_broadcasts_along_the_batch_meets_rows_in_a_sli
 
 # ---- sliced runs against the whole batch ------------------------------------------------------------
 
-@pytest.mark.parametrize("loss_kind", ["mean", "sum", "divided"])
+@pytest.mark.parametrize("loss_kind", ["mean", "sum", "divided", "tf.losses", "one_hot", "sigmoid", "max"])
 @pytest.mark.parametrize("n", [2, 7, 16])
 def test_a_sliced_training_step_computes_what_the_whole_batch_does(two_workers, loss_kind, n):
     results = []

@@ -90,9 +90,28 @@ def _pure(kind: Any) -> bool:
     return not (kind.stateful or kind.blocking or kind.ref_inputs or kind.remote or kind.holds_state)
 
 
+class _ReadWhole(Exception):
+    """Values of one slice (`LOCAL`: a max pool's arg-maxes) that a serial step or a fetch reads whole."""
+
+    def __init__(self, slots: set[int]):
+        super().__init__(slots)
+        self.slots = slots
+
+
 def layout(plan: Plan, deps: list[set[int]]) -> Layout | None:
-    """The plan's segments (module docstring), or None where no step runs on slices or a value of one
-    slice would have to be read whole (a max pool's arg-maxes)."""
+    """The plan's segments (module docstring), or None where no step runs on slices. A value of one slice
+    that something reads whole (a max pool's arg-maxes read by a pooling gradient without a rule) has
+    its producer run whole instead, and the plan is laid out again."""
+    producer = {slot: index for index, step in enumerate(plan.steps) for slot in step.outputs if slot is not None}
+    whole: set[int] = set()  # steps that run on the whole batch whatever their rules say
+    while True:
+        try:
+            return _layout(plan, deps, whole)
+        except _ReadWhole as needed:
+            whole |= {producer[slot] for slot in needed.slots}
+
+
+def _layout(plan: Plan, deps: list[set[int]], whole: set[int]) -> Layout | None:
     kinds: dict[int, Rows] = {slot: _feed_kind(tensor) for slot, tensor in enumerate(plan.feeds)}
     sources = [slot for slot, kind in kinds.items() if kind is Rows.ROWS]
     kinds.update((slot, Rows.SAME) for slot in plan.constants)
@@ -100,9 +119,7 @@ def layout(plan: Plan, deps: list[set[int]]) -> Layout | None:
     rescaled: dict[int, Rows] = {}
     for index, step in enumerate(plan.steps):
         earliest = max((segment_of[j] for j in deps[index]), default=0)
-        segment = _place(step, earliest, kinds, rescaled)
-        if segment is None:
-            return None
+        segment = _place(step, earliest, kinds, rescaled, index in whole)
         segment_of.append(segment)
         brought = [slot for slot in step.outputs if slot is not None and kinds[slot] is Rows.ROWS] \
             if segment % 2 == 0 and all(kinds.get(s, Rows.SAME) is Rows.SAME for s in step.inputs) else []
@@ -115,14 +132,15 @@ def layout(plan: Plan, deps: list[set[int]]) -> Layout | None:
     return _segments(plan, segment_of, kinds, rescaled, sources)
 
 
-def _place(step: Any, earliest: int, kinds: dict[int, Rows], rescaled: dict[int, Rows]) -> int | None:
-    """One step's segment at or after `earliest` (odd: a region), its outputs' kinds set (and those a
-    region rescales in `rescaled`); None where a serial step would read one slice's value (`LOCAL`)."""
+def _place(step: Any, earliest: int, kinds: dict[int, Rows], rescaled: dict[int, Rows], whole: bool) -> int:
+    """One step's segment at or after `earliest` (odd: a region; never for a `whole` step), its outputs'
+    kinds set (and those a region rescales in `rescaled`); raises _ReadWhole where a serial step would
+    read one slice's value (`LOCAL`)."""
     if step.action is Action.NAME:
         return earliest  # a constant or an alias: no code
     kind = registry.lookup(step.op.type) if step.action is Action.CALL else None
     seen = tuple(kinds.get(slot, Rows.SAME) for slot in step.inputs)
-    rule = kind.rows if kind is not None and _pure(kind) else None
+    rule = kind.rows if kind is not None and _pure(kind) and not whole else None
     outputs = rule(step.op, seen) if rule is not None else None
     if outputs is not None and (earliest % 2 or any(k is not Rows.SAME for k in seen)):
         for slot, out in zip(step.outputs, outputs):
@@ -132,9 +150,9 @@ def _place(step: Any, earliest: int, kinds: dict[int, Rows], rescaled: dict[int,
                     rescaled[slot] = out
         return earliest + 1 - earliest % 2
     if Rows.LOCAL in seen:
-        return None
-    whole = tuple(_READ_WHOLE.get(k, k) for k in seen)  # a serial step reads sums, counts and shapes whole
-    outputs = kind.rows(step.op, whole) if kind is not None and kind.rows is not None else None
+        raise _ReadWhole({slot for slot, k in zip(step.inputs, seen) if k is Rows.LOCAL})
+    read = tuple(_READ_WHOLE.get(k, k) for k in seen)  # a serial step reads sums, counts and shapes whole
+    outputs = kind.rows(step.op, read) if kind is not None and kind.rows is not None else None
     for position, slot in enumerate(step.outputs):
         if slot is not None:
             out = outputs[position] if outputs is not None else Rows.SAME
@@ -184,8 +202,9 @@ def _segments(plan: Plan, segment_of: list[int], kinds: dict[int, Rows], rescale
             exports = regions[segment_of[producer[slot]]].exports
             if slot not in exports:
                 exports.append(slot)
-    if any(kinds.get(slot) is Rows.LOCAL for slot in combined):
-        return None
+    local = {slot for slot in combined if kinds.get(slot) is Rows.LOCAL}
+    if local:
+        raise _ReadWhole(local)
     return Layout(segments, kinds, sources, combined, per_slice)
 
 

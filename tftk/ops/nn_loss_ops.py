@@ -165,7 +165,7 @@ def _sigmoid_xent(x: np.ndarray, z: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
 
 
-registry.register_op("SigmoidCrossEntropyWithLogits", lambda op, ctx: _sigmoid_xent)
+registry.register_op("SigmoidCrossEntropyWithLogits", lambda op, ctx: _sigmoid_xent, rows=batch_rows.elementwise)
 
 
 @registry.register_gradient("SigmoidCrossEntropyWithLogits")

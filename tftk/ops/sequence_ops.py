@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tftk.framework import dtypes, registry
+from tftk.framework import batch_rows, dtypes, registry
 from tftk.framework.ops import Tensor, convert_to_tensor, name_scope
 from tftk.framework.tensor_shape import TensorShape
 from tftk.ops import math_ops, reduction_ops
@@ -139,8 +139,9 @@ def _bind_one_hot_dynamic(op, ctx):
     return kernel
 
 
-registry.register_op("OneHot", _bind_one_hot)
-registry.register_op("OneHotDynamic", _bind_one_hot_dynamic)
+# a new axis (never axis 0 of rows: the constructor puts it last unless asked) for each index
+registry.register_op("OneHot", _bind_one_hot, rows=batch_rows.along_axis(extra_rank=1, weights=(1, 2)))
+registry.register_op("OneHotDynamic", _bind_one_hot_dynamic, rows=batch_rows.along_axis(extra_rank=1, weights=(1, 2, 3)))
 registry.not_differentiable("OneHot", "OneHotDynamic")
 
 
