@@ -42,7 +42,7 @@ import numpy as np
 
 from tftk.client import codegen
 from tftk.client.plan import Action, Plan
-from tftk.framework import registry
+from tftk.framework import batch_rows, registry
 from tftk.framework.batch_rows import Rows
 from tftk.kernels import work_sharing
 
@@ -141,7 +141,7 @@ def _place(step: Any, earliest: int, kinds: dict[int, Rows], rescaled: dict[int,
     kind = registry.lookup(step.op.type) if step.action is Action.CALL else None
     seen = tuple(kinds.get(slot, Rows.SAME) for slot in step.inputs)
     rule = kind.rows if kind is not None and _pure(kind) and not whole else None
-    outputs = rule(step.op, seen) if rule is not None else None
+    outputs = batch_rows.outputs(rule, step.op, seen) if rule is not None else None
     if outputs is not None and (earliest % 2 or any(k is not Rows.SAME for k in seen)):
         for slot, out in zip(step.outputs, outputs):
             if slot is not None:
@@ -152,7 +152,7 @@ def _place(step: Any, earliest: int, kinds: dict[int, Rows], rescaled: dict[int,
     if Rows.LOCAL in seen:
         raise _ReadWhole({slot for slot, k in zip(step.inputs, seen) if k is Rows.LOCAL})
     read = tuple(_READ_WHOLE.get(k, k) for k in seen)  # a serial step reads sums, counts and shapes whole
-    outputs = kind.rows(step.op, read) if kind is not None and kind.rows is not None else None
+    outputs = batch_rows.outputs(kind.rows, step.op, read) if kind is not None and kind.rows is not None else None
     for position, slot in enumerate(step.outputs):
         if slot is not None:
             out = outputs[position] if outputs is not None else Rows.SAME

@@ -9,7 +9,8 @@ core), where running each op on two threads joins at every op.
 
 Each op type may say, in its registration (`registry.register_op(..., rows=rule)`), what kind of
 value each output is given its inputs' kinds: ``rule(op, kinds) -> tuple of output kinds`` or None
-where the op cannot run on a slice (the plan then runs it once, on the whole batch). The kinds:
+where the op cannot run on a slice (the plan then runs it once, on the whole batch). A rule is asked
+through `outputs`, which answers for it where every input is `SAME` (so is every output). The kinds:
 
 - `SAME`: the value of the whole step, equal in every slice (weights, constants, a count).
 - `ROWS`: axis 0 runs over the batch's examples, row i made from example i alone (and `SAME` values).
@@ -32,7 +33,7 @@ __all__ = ["Rows", "Rule", "SAME", "ROWS", "PARTIAL", "SHAPE", "LOCAL", "MEAN", 
            "to_shape", "shape_of", "count", "ones_like", "reduction", "expand_reduced",
            "count_of_reduction", "reshape", "reshape_like", "broadcast_like", "sum_to_shape", "sum_to_shape_of",
            "expand_dims", "along_axis", "strided_slice", "strided_slice_grad", "matmul_slice", "pack", "fill",
-           "additive", "scaling", "accumulate", "matmul", "batch_source", "random"]
+           "additive", "scaling", "accumulate", "matmul", "batch_source", "random", "outputs"]
 
 
 class Rows(str, enum.Enum):
@@ -76,8 +77,6 @@ def elementwise(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """An element-wise op with broadcasting (Relu, Add, BiasAdd, ReluGrad, ...): rows where each row
     input has the output's rank (its axis 0 is the output's) and each `SAME` input has a smaller rank
     or one row (it broadcasts along the batch)."""
-    if all(k is SAME for k in kinds):
-        return (SAME,) * len(op.outputs)
     rank = _rank(op.outputs[0])
     if not rank or any(k not in (SAME, ROWS) for k in kinds):
         return None
@@ -98,8 +97,6 @@ def per_example(*rows: int, outputs: Sequence[Rows] | None = None) -> Rule:
     rows, or the kinds `outputs` lists (an LSTM cell's gradient: its peephole weights' are sums)."""
 
     def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
-        if all(k is SAME for k in kinds):
-            return (SAME,) * len(op.outputs)
         if not all(k is (ROWS if i in rows else SAME) for i, k in enumerate(kinds)):
             return None
         return tuple(outputs) if outputs is not None else (ROWS,) * len(op.outputs)
@@ -111,16 +108,12 @@ def per_example_sum(*rows: int) -> Rule:
     the positions `rows` are rows and the others `SAME`."""
 
     def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
-        if all(k is SAME for k in kinds):
-            return (SAME,)
         return (PARTIAL,) if all(k is (ROWS if i in rows else SAME) for i, k in enumerate(kinds)) else None
     return rule
 
 
 def per_slice_positions(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """A max pool: its pooled rows, and arg-maxes that index the slice's own input (`LOCAL`)."""
-    if all(k is SAME for k in kinds):
-        return (SAME,) * len(op.outputs)
     return (ROWS,) + (LOCAL,) * (len(op.outputs) - 1) if kinds[0] is ROWS else None
 
 
@@ -136,8 +129,6 @@ def to_shape(*weights: int) -> Rule:
     others rows."""
 
     def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
-        if all(k is SAME for k in kinds):
-            return (SAME,)
         fits = kinds[0] is SHAPE and all(k is (SAME if i in weights else ROWS) for i, k in enumerate(kinds) if i)
         return (ROWS,) if fits else None
     return rule
@@ -166,8 +157,6 @@ def reduction(mean: bool = False, linear: bool = True) -> Rule:
 
     def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
         kind = kinds[0]
-        if kind is SAME:
-            return (SAME,)
         axes = op.get_attr("axis")
         if kind is PARTIAL:
             return (PARTIAL,) if linear else None
@@ -196,8 +185,6 @@ def count_of_reduction(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | Non
     """ReducedCount(x, reduced): the elements a reduction of x adds per output. Over the examples that
     grows with the slice (`COUNT`); over the other axes of rows it does not."""
     x, reduced = kinds
-    if x is SAME and reduced is SAME:
-        return (SAME,)
     if x is ROWS and reduced is ROWS:
         return (SAME,)
     return (COUNT,) if x is ROWS and reduced in (PARTIAL, MEAN) else None
@@ -205,8 +192,6 @@ def count_of_reduction(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | Non
 
 def reshape(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """Reshape to the static `shape` attr: rows where it starts with -1 and keeps the row size."""
-    if kinds[0] is SAME:
-        return (SAME,)
     target = list(op.get_attr("shape"))
     if kinds[0] is not ROWS or not target or target[0] != -1 or -1 in target[1:]:
         return None
@@ -218,8 +203,6 @@ def reshape(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
 
 def reshape_like(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """ReshapeLike(x, shape): rows to a rows value's shape, where the static row sizes agree."""
-    if all(k is SAME for k in kinds):
-        return (SAME,)
     if kinds[0] is ROWS and kinds[1] is SHAPE:
         size = _row_size(op.inputs[0])
         return (ROWS,) if size is not None and size == _row_size(op.outputs[0]) else None
@@ -230,8 +213,6 @@ def broadcast_like(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """BroadcastLike(x, shape): to a rows value's shape, x a same-rank row value or a `SAME` value that
     broadcasts along the batch."""
     x, shape = kinds
-    if x is SAME and shape is SAME:
-        return (SAME,)
     if shape is not SHAPE:
         return None
     dims, length = _dims(op.inputs[0]), op.inputs[1].shape.as_list()
@@ -260,8 +241,6 @@ def sum_to_shape_of(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """SumToShapeOf(x, shape): to a rows value's shape of x's rank, rows; to a `SAME` shape of a lower
     rank or one row, `PARTIAL`."""
     x, shape = kinds
-    if x is SAME and shape is SAME:
-        return (SAME,)
     length, rank = op.inputs[1].shape.as_list(), _rank(op.inputs[0])
     if x is not ROWS or not length or length[0] is None or rank is None:
         return None
@@ -276,8 +255,6 @@ def sum_to_shape_of(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
 def expand_dims(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """ExpandDims by its `axis` attr: rows unless the new axis is axis 0."""
     kind = kinds[0]
-    if kind is SAME:
-        return (SAME,)
     rank = _rank(op.outputs[0])
     if kind is not ROWS or rank is None:
         return None
@@ -291,8 +268,6 @@ def along_axis(attr: str = "axis", extra_rank: int = 0, weights: Sequence[int] =
     axis 0."""
 
     def rule(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
-        if all(k is SAME for k in kinds):
-            return (SAME,) * len(op.outputs)
         if any(k is not (SAME if i in weights else ROWS) for i, k in enumerate(kinds)):
             return None
         rank, axes = _rank(op.inputs[0]), op.get_attr(attr)
@@ -320,8 +295,6 @@ def strided_slice(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """x[key]: rows where the key keeps axis 0 whole; of a rows value's shape, element 0 is the slice's
     row count (`SHAPE`), a slice starting past it the same in every slice."""
     kind, key = kinds[0], op.get_attr("key")
-    if kind is SAME:
-        return (SAME,)
     if kind is ROWS:
         return (ROWS,) if _keeps_rows(key, _rank(op.inputs[0])) else None
     if kind is SHAPE and len(key) == 1:
@@ -335,8 +308,6 @@ def strided_slice(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
 
 def strided_slice_grad(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """The gradient of x[key] (x, grad): rows where the key keeps axis 0 whole."""
-    if all(k is SAME for k in kinds):
-        return (SAME,)
     fits = kinds[0] is ROWS and kinds[1] is ROWS and _keeps_rows(op.get_attr("key"), _rank(op.inputs[0]))
     return (ROWS,) if fits else None
 
@@ -364,8 +335,6 @@ def pack(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
 def fill(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """Fill(dims, value): to a rows value's shape, rows."""
     dims, value = kinds
-    if dims is SAME and value is SAME:
-        return (SAME,)
     return (ROWS,) if dims is SHAPE and value is SAME else None
 
 
@@ -399,8 +368,6 @@ def accumulate(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """A plan's partial sum adding a product into its running sum (sum, a, b): a partial sum plus rows
     transposed times rows (a weight's gradient) is one."""
     total, a, b = kinds
-    if all(k is SAME for k in kinds):
-        return (SAME,)
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
     return (PARTIAL,) if total is PARTIAL and a is ROWS and b is ROWS and ta and not tb else None
 
@@ -408,8 +375,6 @@ def accumulate(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
 def matmul(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     """A 2-D product: rows @ weights is rows; rows transposed @ rows (a weight's gradient) is `PARTIAL`."""
     a, b = kinds
-    if a is SAME and b is SAME:
-        return (SAME,)
     if _rank(op.inputs[0]) != 2 or _rank(op.inputs[1]) != 2:
         return None
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
@@ -423,8 +388,17 @@ def matmul(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
 def batch_source(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...]:
     """An input pipeline's next batch (IteratorGetNext): each output whose first dimension the graph
     leaves open is rows of the step's batch, as a feed of `[None, ...]` is (the plan checks at run time
-    that all of them, and the feeds, have one row count)."""
+    that all of them, and the feeds, have one row count). Rows from inputs that are not: the one rule
+    `outputs` asks about those."""
     return tuple(ROWS if t.shape.ndims and t.shape.as_list()[0] is None else SAME for t in op.outputs)
+
+
+def outputs(rule: Rule, op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
+    """What `rule` says of `op`'s outputs given its inputs' `kinds`. Where every input is `SAME` every
+    output is, without asking (a step on weights alone), but for a `batch_source`."""
+    if rule is not batch_source and all(k is SAME for k in kinds):
+        return (SAME,) * len(op.outputs)
+    return rule(op, kinds)
 
 
 def random(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
@@ -432,4 +406,4 @@ def random(op: Any, kinds: Sequence[Rows]) -> tuple[Rows, ...] | None:
     shape its draws are rows; to any other shape, the step's."""
     if kinds and kinds[0] is SHAPE and all(k is SAME for k in kinds[1:]):
         return (ROWS,) * len(op.outputs)
-    return (SAME,) * len(op.outputs) if all(k is SAME for k in kinds) else None
+    return None
