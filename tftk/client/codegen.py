@@ -163,10 +163,7 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
         body: list[str] = []
         lines: dict[int, Step] = {}
         sharing = False
-        last_read: dict[int, int] = {}
-        for p, i in enumerate(order):
-            for slot in _runtime_inputs(steps[i]):
-                last_read[slot] = p
+        dying = _dying(steps, order, lambda slot: slot in producer and slot not in fetched)
         for p, i in enumerate(order):
             step = steps[i]
             if i in waits:
@@ -182,9 +179,7 @@ def compile_streams(plan: Plan, streams: tuple[list[int], list[int]], deps: list
             body += [f"{indent}_x[{transfer[slot]}] = {slot_name(slot)}" for slot in step.outputs if slot in transfer]
             if i in latch_of:
                 body.append(f"{indent}_L[{latch_of[i]}].release()")
-            dying = [slot for slot in dict.fromkeys(_runtime_inputs(step) + step.outputs)
-                     if slot in producer and slot not in fetched and last_read.get(slot, -1) <= p]
-            body += [f"{indent}{slot_name(slot)} = None" for slot in dying]
+            body += [f"{indent}{slot_name(slot)} = None" for slot in dying[p]]
         if sharing:
             body.append(f"{indent}_workers(1)")
         sources.append(body)
@@ -246,12 +241,9 @@ def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
         for slot in region.sliced:
             taken = f"p{slot}[_i]"
             source.append(f"    {slot_name(slot)} = " + (f"_copy({taken})" if slot in region.copied else taken))
-        last_read: dict[int, int] = {}
-        for i in region.steps:
-            for slot in _runtime_inputs(steps[i]):
-                last_read[slot] = i
         kept = set(region.exports)
-        for i in region.steps:
+        dying = _dying(steps, region.steps, lambda slot: slot not in kept and slot not in plan.constants)
+        for p, i in enumerate(region.steps):
             for line in _lines(steps[i], i, namespace):
                 line_steps[len(source) + 1] = steps[i]
                 source.append("    " + line)
@@ -259,9 +251,7 @@ def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
                 if slot in region.rescaled:
                     source.append(f"    {slot_name(slot)} = {rescalers[region.rescaled[slot]]}"
                                   f"({slot_name(slot)}, _rows, _n)")
-            dying = [s for s in dict.fromkeys(_runtime_inputs(steps[i]) + steps[i].outputs)
-                     if s is not None and s not in kept and s not in plan.constants and last_read.get(s, i) <= i]
-            source += [f"    {slot_name(s)} = None" for s in dying]
+            source += [f"    {slot_name(s)} = None" for s in dying[p]]
         exports = ", ".join(slot_name(s) for s in region.exports)
         source.append(f"    return ({exports}{',' if region.exports else ''})")
         lines = [f"_r = _run({name}, _b, _n, ({''.join(p + ', ' for p in params)}))"]
@@ -293,6 +283,17 @@ def compile_rows(plan: Plan, layout: Any, helpers: dict[str, Any]) -> Callable:
         source += [f"    {read} = None" for read, at in last.items()
                    if at == position and read not in fetched and read not in constants]
     return _compile(plan, source + [_results(plan)], line_steps, namespace, "_plan")
+
+
+def _dying(steps: list[Step], order: list[int], releasable: Callable[[int], bool]) -> list[list[int]]:
+    """For each position of `order` (step indices run in that order by one function), the slots read or
+    made there that no later step of it reads, among those `releasable`."""
+    last_read: dict[int, int] = {}
+    for p, i in enumerate(order):
+        for slot in _runtime_inputs(steps[i]):
+            last_read[slot] = p
+    return [[slot for slot in dict.fromkeys(_runtime_inputs(steps[i]) + steps[i].outputs)
+             if slot is not None and releasable(slot) and last_read.get(slot, -1) <= p] for p, i in enumerate(order)]
 
 
 def _runtime_inputs(step: Step) -> tuple[int, ...]:
