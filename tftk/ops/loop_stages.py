@@ -23,6 +23,8 @@ import queue
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from tftk.framework import registry
 from tftk.framework.ops import Operation, Tensor
 
@@ -246,18 +248,26 @@ class Pipeline:
         self.second, self.prepare_second = ctx.loop_function(
             graph, list(inputs) + stages.cross, list(invariants), [outputs[i] for i in stages.second])
 
-    def run(self, invariant_arrays: Sequence[Any], begin: list, advance: Callable[[dict], list | None]
-            ) -> list[tuple[list, list]] | None:
+    def run(self, invariant_arrays: Sequence[Any], begin: list, advance: Callable[[dict], list | None],
+            totals: dict[int, Any] | None = None) -> list[tuple[list, list]] | None:
         """Run the iterations: `begin` is the first iteration's inputs, `advance(updates)` the next one's
         given the new values of the carried inputs stage 1 made (position -> array), or None to stop.
         Stage 2 runs on the helper thread; returns [(inputs, outputs)] per iteration, the inputs as the
-        body read them. None where no second thread may be used now (the caller runs the body whole)."""
+        body read them. None where no second thread may be used now (the caller runs the body whole).
+
+        `totals` (output index -> array): outputs added up over the iterations, each into its array by
+        the thread of the stage making it, as soon as it is made and in iteration order (a loop
+        gradient's weight gradients: the sum no longer waits for the pipeline's end on one thread, and
+        no iteration's value is kept); their place in the returned outputs is None."""
+        totals = totals or {}
         handoff: queue.SimpleQueue = queue.SimpleQueue()
         failed: list = []
-        join = self.ctx.beside(self._second_stage, handoff, self.prepare_second(*invariant_arrays), failed)
+        join = self.ctx.beside(self._second_stage, handoff, self.prepare_second(*invariant_arrays), failed,
+                               _summed(self.stages.second, totals))
         if join is None:
             return None
         made = len(self.stages.first)
+        summed_first = _summed(self.stages.first, totals)
         firsts = []
         try:
             prepared = self.prepare_first(*invariant_arrays)  # (inside: stage 2 must hear of its failure)
@@ -265,7 +275,7 @@ class Pipeline:
             while inputs is not None and not failed:
                 out = self.first(*inputs, *prepared)
                 handoff.put((inputs, out))
-                firsts.append(out[:made])
+                firsts.append(_add_into(out[:made], summed_first))
                 inputs = advance({position: out[k] for position, k in self.carried_first})
         finally:
             handoff.put(None)
@@ -280,7 +290,8 @@ class Pipeline:
             results.append((inputs, outputs))
         return results
 
-    def _second_stage(self, handoff: queue.SimpleQueue, prepared: tuple, failed: list) -> list:
+    def _second_stage(self, handoff: queue.SimpleQueue, prepared: tuple, failed: list,
+                      summed: list[tuple[int, Any]]) -> list:
         """Stage 2 of each iteration handed over, with its own carried values: [(inputs, outputs)]."""
         made = len(self.stages.first)
         current: dict[int, Any] = {}
@@ -293,8 +304,24 @@ class Pipeline:
                     inputs[position] = value
                 out = self.second(*inputs, *first[made:], *prepared)
                 current = {position: out[k] for position, k in self.carried_second}
-                results.append((inputs, out))
+                results.append((inputs, _add_into(out, summed)))
         except BaseException:
             failed.append(True)
             raise
         return results
+
+
+def _summed(indices: Sequence[int], totals: dict[int, Any]) -> list[tuple[int, Any]]:
+    """(position among a stage's outputs, total) for each of the stage's outputs `indices` in `totals`."""
+    return [(k, totals[index]) for k, index in enumerate(indices) if index in totals]
+
+
+def _add_into(out: Sequence[Any], summed: list[tuple[int, Any]]) -> Sequence[Any]:
+    """Add a stage's summed outputs into their totals; the outputs, those left out (None)."""
+    if not summed:
+        return out
+    out = list(out)
+    for k, total in summed:
+        np.add(total, out[k], out=total)
+        out[k] = None
+    return out

@@ -324,11 +324,12 @@ def _bind_while_grad(op, ctx):
             values, kept = history[t]
             return [*values, *[s[t] for s in sliced], *grads, *[s[t] for s in stacked], *[kept[k] for k in saved_at]]
 
-        def take(t: int, out: tuple) -> list:
-            """Keep iteration t's gradients of data rows and captures; the loop gradients it made."""
+        def take(t: int, out: Sequence, add_captures: bool = True) -> list:
+            """Keep iteration t's gradients of data rows and (unless the pipeline added them) of the
+            captures; the loop gradients it made."""
             for grad, row in zip(row_grads, out[n_loop:n_loop + n_made_rows]):
                 grad[t] = row
-            for total, g in zip(cap_grads, out[n_loop + n_made_rows:]):
+            for total, g in zip(cap_grads if add_captures else (), out[n_loop + n_made_rows:]):
                 np.add(total, g, out=total)
             return list(out[:n_loop])
 
@@ -341,14 +342,15 @@ def _bind_while_grad(op, ctx):
                 walk["grads"] = [updates.get(n_in + k, g) for k, g in enumerate(walk["grads"])]
                 return iteration(walk["t"], walk["grads"])
 
-            iterations = pipeline.run(body_caps, iteration(last, loop_grads), advance)
+            iterations = pipeline.run(body_caps, iteration(last, loop_grads), advance,
+                                      {n_loop + n_made_rows + k: total for k, total in enumerate(cap_grads)})
         if iterations is None:  # on this thread alone
             prepared = prepare(*body_caps)
             for t in range(last, -1, -1):
                 loop_grads = take(t, plan(*iteration(t, loop_grads), *prepared))
         else:
             for step, (_, out) in enumerate(iterations):
-                loop_grads = take(last - step, out)
+                loop_grads = take(last - step, out, add_captures=False)
         results: list = loop_grads + [None] * (n_rows + len(float_caps))
         for k, grad in zip(rows_made, row_grads):
             results[n_loop + k] = grad
