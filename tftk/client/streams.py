@@ -40,6 +40,7 @@ wait raises, the caller waits for the helper's function to end, and the first er
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -198,6 +199,7 @@ class Splitting:
         self.costs: list[float] | None = None
         self.runs = 0
         self.decided = self.deps is None
+        self.lock = threading.Lock()  # runs of the plan on several threads at once: one decides
 
 
 def profiling(plan: Plan) -> bool:
@@ -214,17 +216,23 @@ def measure(plan: Plan, feed_values: list) -> tuple[tuple, bool]:
     decided)` where `decided` says that `plan.split_function` and `plan.rows_function`
     (`tftk.client.rows`) have just been made, or found not to gain (None)."""
     splitting = plan.splitting
+    timed = splitting.timed
+    if timed is None:  # another thread's run of the plan decided since `profiling`
+        return plan.function(*feed_values), False
     times: list[float] = []
-    outputs = splitting.timed(times, *feed_values)
+    outputs = timed(times, *feed_values)
     seconds = [b - a for a, b in zip(times, times[1:])]
-    splitting.costs = seconds if splitting.costs is None else [min(a, b) for a, b in zip(splitting.costs, seconds)]
-    splitting.runs += 1
-    if splitting.runs < PROFILE_RUNS:
-        return outputs, False
-    plan.split_function = split(plan, splitting.deps, splitting.costs)
-    if sum(splitting.costs) >= MIN_PLAN_SECONDS:
-        plan.rows_function = rows.build(plan, splitting.deps, splitting.costs)
-    splitting.decided, splitting.timed, splitting.deps = True, None, None  # what deciding needed
+    with splitting.lock:
+        if splitting.decided:
+            return outputs, False
+        splitting.costs = seconds if splitting.costs is None else [min(a, b) for a, b in zip(splitting.costs, seconds)]
+        splitting.runs += 1
+        if splitting.runs < PROFILE_RUNS:
+            return outputs, False
+        plan.split_function = split(plan, splitting.deps, splitting.costs)
+        if sum(splitting.costs) >= MIN_PLAN_SECONDS:
+            plan.rows_function = rows.build(plan, splitting.deps, splitting.costs)
+        splitting.decided, splitting.timed, splitting.deps = True, None, None  # what deciding needed
     return outputs, True
 
 
