@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tftk.client import codegen, interpreter, side_thread
+from tftk.client import codegen, interpreter, run_state, side_thread
 from tftk.client.plan import (FusedOp, Plan, bind, build_steps, check_feeds, fuse_ops, hoist_transposed_inputs,
                               mark_unread_outputs, order, prune, share_transposed_inputs, sink_copies, state_name,
                               stream_sums, variable_of)
@@ -144,6 +144,17 @@ class KernelContext:
         if k not in self._resources:
             self._resources[k] = create()
         return self._resources[k]
+
+    def run_resource(self, op: Operation, key: str, create: Callable[[], Any]) -> Any:
+        """State of one op for the run calling the kernel (`tftk.client.run_state`): what a kernel hands
+        to a later kernel of the same run (a loop's iterations to its gradient), created on first use in
+        the run. Looked up at each call: runs of one session on several threads each have their own."""
+        values = run_state.current().values
+        k = (self, op, key)
+        value = values.get(k)
+        if value is None:
+            value = values[k] = create()
+        return value
 
 
 def build_plan(graph: Graph, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor],

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from tftk.client import executor, streams
+from tftk.client import executor, run_state, streams
 from tftk.client.allocator import keep_freed_buffers
 from tftk.client.config import ConfigProto, apply_thread_limits
 from tftk.client.threads import ROWS, SHARE, SPLIT, StepTimes
@@ -142,8 +142,14 @@ class BaseSession:
         return structure.build(values)
 
     def _execute(self, plan: executor.Plan, feed_values: list[np.ndarray], run_metadata: Any = None) -> Any:
-        """The plan's outputs for checked feed values (traced into `run_metadata` when given); a kernel's
-        error raised as TF's, naming the op. Untraced steps are timed for the thread policy."""
+        """The plan's outputs for checked feed values (traced into `run_metadata` when given), as one run
+        with state of its own (`tftk.client.run_state`): runs from several threads do not mix."""
+        with run_state.scope():
+            return self._execute_run(plan, feed_values, run_metadata)
+
+    def _execute_run(self, plan: executor.Plan, feed_values: list[np.ndarray], run_metadata: Any = None) -> Any:
+        """`_execute` within the run's scope; a kernel's error raised as TF's, naming the op. Untraced
+        steps are timed for the thread policy."""
         step_times = None
         if run_metadata is None:
             step_times = self._step_times.get(id(plan))

@@ -22,6 +22,7 @@ import sys
 import threading
 from typing import Any, Callable
 
+from tftk.client import run_state
 from tftk.kernels import placement
 
 __all__ = ["Aborted", "latches", "spawn", "join", "fail", "beside", "allow_pipelines", "pipelines_allowed",
@@ -38,18 +39,20 @@ class _Job:
     """One run of a second stream: its function and arguments, the run's state (`state[0]`: the first
     error), the latches it releases, and a lock held until it has ended."""
 
-    __slots__ = ("fn", "args", "state", "own", "latches", "done", "result", "pinned")
+    __slots__ = ("fn", "args", "state", "own", "latches", "done", "result", "pinned", "caller_run")
 
     def __init__(self, fn: Callable, args: tuple, state: list, latch_list: list, own: tuple[int, ...]):
         self.fn, self.args, self.state, self.latches, self.own = fn, args, state, latch_list, own
         self.pinned = None  # the caller's core while the job runs, and its cores before (placement)
+        self.caller_run = run_state.current()  # the run the helper works for (run_state)
         self.done = threading.Lock()
         self.done.acquire()
         self.result: Any = None
 
     def run(self) -> None:
         try:
-            self.result = self.fn(*self.args)
+            with run_state.adopted(self.caller_run):
+                self.result = self.fn(*self.args)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
             _release_failed(self.state, exc, self.latches, self.own)
         finally:

@@ -26,32 +26,32 @@ __all__ = ["STACK_BUILDERS"]
 
 
 def _storage(ctx, stack: Operation) -> list:
-    return ctx.resource(stack, "stack", list)
+    """The stack's elements in the calling run (each run has its own: `KernelContext.run_resource`)."""
+    return ctx.run_resource(stack, "stack", list)
 
 
 def _bind_stack(op, ctx):
-    storage = _storage(ctx, op)
-
     def kernel(max_size):
-        storage.clear()  # a new stack each run, as TF creates one per StackV2 execution
+        _storage(ctx, op).clear()  # a new stack at each StackV2 execution, as TF creates one
         return np.int32(0)
     return kernel
 
 
 def _bind_push(op, ctx):
-    storage = _storage(ctx, op.get_attr("stack"))
+    stack = op.get_attr("stack")
 
     def kernel(handle, elem):
-        storage.append(np.array(elem, copy=True))
+        _storage(ctx, stack).append(np.array(elem, copy=True))
         return elem
     return kernel
 
 
 def _bind_pop(op, ctx):
-    storage = _storage(ctx, op.get_attr("stack"))
+    stack = op.get_attr("stack")
     name = op.name
 
     def kernel(handle):
+        storage = _storage(ctx, stack)
         if not storage:
             raise InvalidArgumentError(None, op, f"{name}: pop from an empty stack (its pushes did not run)")
         return storage.pop()

@@ -56,36 +56,35 @@ class _Array:
         self.element_shape = self.element_shape.merge_with(element)
 
 
-# ---- gradient arrays: per-session state ------------------------------------------------------
+# ---- gradient arrays: per-run state ----------------------------------------------------------
 
 def _gradients_of(ctx, handle: Operation) -> dict:
-    """{source: [buffer or None]} of the gradient arrays of the array whose handle op is `handle`."""
-    return ctx.resource(handle, "gradient_arrays", dict)
+    """{source: [buffer or None]} of the gradient arrays of the array whose handle op is `handle`, in
+    the calling run (each run has its own: `KernelContext.run_resource`)."""
+    return ctx.run_resource(handle, "gradient_arrays", dict)
 
 
 def _bind_handle(op, ctx):
-    gradients = _gradients_of(ctx, op)
-
     def kernel(size):
-        gradients.clear()  # TF makes the array (and so its gradient arrays) anew in each run
+        _gradients_of(ctx, op).clear()  # TF makes the array (and so its gradient arrays) anew at each execution
         return size
     return kernel
 
 
 def _bind_gradient(op, ctx):
-    gradients, source = _gradients_of(ctx, op.get_attr("handle")), op.get_attr("source")
+    handle, source = op.get_attr("handle"), op.get_attr("source")
 
     def kernel(size, flow):
-        gradients.setdefault(source, [None])  # the first TensorArrayGradV3 of a run makes the array
+        _gradients_of(ctx, handle).setdefault(source, [None])  # the first TensorArrayGradV3 of a run makes it
         return size, np.float32(0)
     return kernel
 
 
 def _bind_gradient_write(op, ctx):
-    gradients, source = _gradients_of(ctx, op.get_attr("handle")), op.get_attr("source")
+    handle, source = op.get_attr("handle"), op.get_attr("source")
 
     def kernel(flow, indices, value, size):
-        slot = gradients.setdefault(source, [None])
+        slot = _gradients_of(ctx, handle).setdefault(source, [None])
         element = value.shape if np.ndim(indices) == 0 else value.shape[1:]
         if slot[0] is None:
             slot[0] = np.zeros((int(size),) + element, value.dtype)
@@ -95,11 +94,11 @@ def _bind_gradient_write(op, ctx):
 
 
 def _bind_gradient_read(op, ctx):
-    gradients, source, name = _gradients_of(ctx, op.get_attr("handle")), op.get_attr("source"), op.name
+    handle, source, name = op.get_attr("handle"), op.get_attr("source"), op.name
     element = op.get_attr("element_shape")
 
     def kernel(flow, indices, size):
-        buffer = gradients.get(source, [None])[0]
+        buffer = _gradients_of(ctx, handle).get(source, [None])[0]
         if buffer is None:
             if element is None:
                 raise InvalidArgumentError(None, op, f"{name}: reading a gradient TensorArray nothing was written "

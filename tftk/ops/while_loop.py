@@ -18,7 +18,7 @@ from tftk.framework import dtypes, nest, registry
 from tftk.framework.func_graph import FuncGraph
 from tftk.framework.indexed_slices import IndexedSlices
 from tftk.ops.indexed_slices_ops import densify
-from tftk.framework.ops import Tensor, convert_to_tensor, get_default_graph, name_scope
+from tftk.framework.ops import Operation, Tensor, convert_to_tensor, get_default_graph, name_scope
 from tftk.framework.tensor_shape import TensorShape, as_shape
 from tftk.kernels.scatter import scatter_into_zeros
 from tftk.ops import loop_stages
@@ -145,9 +145,6 @@ def _bind_while(op, ctx):
     body_plan, prepare_body = ctx.loop_function(body_graph, body_graph.inputs, caps, outputs)
     cond_reads = loop_stages.reads(cond_graph.outputs[:1], cond_graph.inputs[:n])
     pipeline = _pipeline(ctx, body_graph, body_graph.inputs, caps, outputs, [(k, k) for k in range(n)], cond_reads)
-    # per iteration: (loop variables, intermediates the gradient reads); and what the gradient feeds
-    history: list = ctx.resource(op, "history", list)
-    fed: dict = ctx.resource(op, "fed", dict)
     stacked_shapes = [(t.dtype.as_numpy_dtype, t.shape) for t in op.outputs[n:]]
     first_cap = n + n_sl + n_cc
 
@@ -157,6 +154,8 @@ def _bind_while(op, ctx):
         cond_caps = inputs[n + n_sl:first_cap]
         body_caps = inputs[first_cap:len(inputs) - has_max]
         limit = int(inputs[-1]) if has_max else None
+        # per iteration: (loop variables, intermediates the gradient reads); and what the gradient feeds
+        history, fed = _record(ctx, op)
         history.clear()
         fed["sliced"], fed["body_caps"] = sliced, body_caps
 
@@ -201,6 +200,13 @@ def _bind_while(op, ctx):
 
     kernel.pipelines = pipeline is not None
     return kernel
+
+
+def _record(ctx, forward: Operation) -> tuple[list, dict]:
+    """What a While op's run records for its gradient in the same run: (its iterations, its fed data
+    rows and captures); each run its own (`KernelContext.run_resource`: runs of one session on several
+    threads at once do not read each other's)."""
+    return ctx.run_resource(forward, "history", list), ctx.run_resource(forward, "fed", dict)
 
 
 def _pipeline(ctx, graph: FuncGraph, inputs: list, invariants: list, outputs: list, carried: list,
@@ -301,8 +307,6 @@ def _bind_while_grad(op, ctx):
     caps_made = [k - n_loop - n_rows for k in made if k >= n_loop + n_rows]
     all_saved = forward.get_attr("saved")
     saved_at = [all_saved.index(t) for t in op.get_attr("saved")]
-    history: list = ctx.resource(forward, "history", list)
-    fed: dict = ctx.resource(forward, "fed", dict)
     n_made_rows = len(rows_made)
 
     carried = [(n_in + k, k) for k in range(n_loop)]  # each seed is the gradient the last iteration made
@@ -312,6 +316,7 @@ def _bind_while_grad(op, ctx):
     def kernel(*inputs):
         loop_grads = list(inputs[:n_loop])
         stacked = inputs[n_loop:n_loop + n_st]
+        history, fed = _record(ctx, forward)
         sliced, body_caps = fed["sliced"], fed["body_caps"]
         row_grads = [np.zeros_like(sliced[sliced_floats[k]]) for k in rows_made]
         cap_grads = [np.zeros_like(body_caps[float_caps[k]]) for k in caps_made]
