@@ -112,11 +112,12 @@ def pipelined(monkeypatch):
     return ran
 
 
-def test_a_pipelined_rnn_trains_exactly_as_the_serial_one(monkeypatch, pipelined):
+@pytest.mark.parametrize("cells", [2, 1])  # 1: only the gradient loop pipelines (its weight gradients beside)
+def test_a_pipelined_rnn_trains_exactly_as_the_serial_one(monkeypatch, pipelined, cells):
     monkeypatch.setenv("TFTK_ADAPTIVE_THREADS", "0")
     monkeypatch.setattr(streams, "MIN_PLAN_SECONDS", 0.0)
-    serial_losses, serial_weights, _ = _rnn_step_values(1, steps=12)
-    losses, weights, plan = _rnn_step_values(2, steps=12)
+    serial_losses, serial_weights, _ = _rnn_step_values(1, steps=12, cells=cells)
+    losses, weights, plan = _rnn_step_values(2, steps=12, cells=cells)
     assert any(pipelined), "no loop ran pipelined"
     assert losses == serial_losses
     for one, two in zip(serial_weights, weights):
