@@ -33,9 +33,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tftk.client import codegen, interpreter, run_state, side_thread
-from tftk.client.plan import (FusedOp, Plan, bind, build_steps, check_feeds, fuse_ops, hoist_transposed_inputs,
-                              mark_unread_outputs, order, prune, share_transposed_inputs, sink_copies, state_name,
-                              stream_sums, variable_of)
+from tftk.client.plan import (FusedOp, Plan, accumulate_into_totals, bind, build_steps, check_feeds, fuse_ops,
+                              hoist_transposed_inputs, mark_unread_outputs, order, prune, share_transposed_inputs,
+                              sink_copies, state_name, stream_sums, variable_of)
 from tftk.framework import errors, registry
 from tftk.framework.ops import Graph, Operation, Tensor
 
@@ -101,25 +101,30 @@ class KernelContext:
         return build_plan(graph, list(outputs), [], list(inputs), self).function
 
     def loop_function(self, graph: Graph, inputs: Sequence[Tensor], invariants: Sequence[Tensor],
-                      outputs: Sequence[Tensor]) -> tuple[Callable[..., tuple], Callable[..., tuple]]:
+                      outputs: Sequence[Tensor], summed: Sequence[int] = ()
+                      ) -> tuple[Callable[..., tuple], Callable[..., tuple], list[int]]:
         """`function` for a sub-plan called in series with `invariants` fed the same arrays each call
-        (a loop body's captures): returns `(call, prepare)`.
+        (a loop body's captures): returns `(call, prepare, accumulated)`.
 
-        `prepare(*invariant_arrays)`, once per series, returns the trailing arguments of each
-        `call(*input_arrays, *prepared)`: the arrays themselves, then what the plan hoisted out of
-        its calls (transposed copies of weights, `plan.hoist_transposed_inputs`).
+        `prepare(*invariant_arrays)`, once per series, returns the middle arguments of each
+        `call(*input_arrays, *prepared, *totals)`: the arrays themselves, then what the plan hoisted
+        out of its calls (transposed copies of weights, `plan.hoist_transposed_inputs`). `summed`: the
+        outputs (indices) the caller adds up over the series; those in `accumulated` the call adds
+        into `totals` itself (one running total each, in that order; the output is the total after
+        the call, the same array where it is C-contiguous: `plan.accumulate_into_totals`).
         """
-        plan = build_plan(graph, list(outputs), [], list(inputs) + list(invariants), self, invariant=invariants)
+        plan = build_plan(graph, list(outputs), [], list(inputs) + list(invariants), self, invariant=invariants,
+                          summed=summed)
         first = len(inputs)
         copies = [(plan.feeds.index(copy.inputs[0]) - first, self.bind(copy, registry.lookup(copy.type), None))
                   for copy in plan.hoisted]
         if not copies:
-            return plan.function, lambda *arrays: arrays
+            return plan.function, lambda *arrays: arrays, plan.accumulated
 
         def prepare(*arrays):
             return arrays + tuple(kernel(arrays[i]) for i, kernel in copies)
 
-        return plan.function, prepare
+        return plan.function, prepare, plan.accumulated
 
     def beside(self, fn: Callable, *args: Any) -> Callable[[], Any] | None:
         """Run `fn(*args)` on the helper thread where this run may use a second thread (its session chose
@@ -159,23 +164,29 @@ class KernelContext:
 
 def build_plan(graph: Graph, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor],
                ctx: KernelContext, on_placement: Callable[[Operation], None] | None = None,
-               fuse: bool = True, invariant: Sequence[Tensor] = ()) -> Plan:
-    """Prune, order, check, (fuse, stream sums, hoist and share transposed inputs, mark unread
-    outputs, sink copies,) lay out, bind and compile one run of `graph`.
+               fuse: bool = True, invariant: Sequence[Tensor] = (), summed: Sequence[int] = ()) -> Plan:
+    """Prune, order, check, (fuse, stream sums, accumulate summed fetches, hoist and share transposed
+    inputs, mark unread outputs, sink copies,) lay out, bind and compile one run of `graph`.
 
     `invariant`: feeds fed the same arrays over a series of calls (see `KernelContext.loop_function`);
-    the copies hoisted out of the calls (`plan.hoisted`) are fed after `feeds`.
+    the copies hoisted out of the calls (`plan.hoisted`) are fed after `feeds`. `summed`: the fetches
+    (indices) the caller adds up over those calls; the ones the plan adds into running totals itself
+    (`plan.accumulated`) take their totals fed after the copies.
     """
     feed_set = set(feeds)
     ops = order(prune(fetches, targets, feed_set), feed_set)
     check_feeds(ops, feed_set, on_placement)
     hoisted: list = []
+    totals: list = []
+    accumulated: list = []
     if fuse:  # the passes that change which kernels run (traced runs show the graph's ops)
-        ops, hoisted = hoist_transposed_inputs(stream_sums(fuse_ops(ops, fetches, feed_set), fetches, feed_set),
-                                               set(invariant))
+        ops = stream_sums(fuse_ops(ops, fetches, feed_set), fetches, feed_set)
+        if summed:
+            ops, totals, accumulated = accumulate_into_totals(ops, fetches, feed_set, summed)
+        ops, hoisted = hoist_transposed_inputs(ops, set(invariant))
         ops = sink_copies(mark_unread_outputs(share_transposed_inputs(ops), fetches))
-    plan = build_steps(ops, fetches, list(feeds) + [copy.outputs[0] for copy in hoisted])
-    plan.hoisted = hoisted
+    plan = build_steps(ops, fetches, list(feeds) + [copy.outputs[0] for copy in hoisted] + totals)
+    plan.hoisted, plan.accumulated = hoisted, accumulated
     bind(plan, ctx)
     codegen.compile_plan(plan)
     return plan

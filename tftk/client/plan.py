@@ -26,6 +26,7 @@ from tftk.framework.tensor_shape import TensorShape
 Inline = registry.Inline
 
 __all__ = ["Action", "Step", "Plan", "build_steps", "prune", "order", "fuse_ops", "FusedOp", "PlanOp",
+           "accumulate_into_totals",
            "stream_sums", "hoist_transposed_inputs", "share_transposed_inputs", "mark_unread_outputs", "sink_copies",
            "variable_of", "state_name"]
 
@@ -74,6 +75,8 @@ class Plan:
     function: Callable | None = None
     # copies of invariant feeds made once per series of calls, fed after them (hoist_transposed_inputs)
     hoisted: list = field(default_factory=list)
+    # the fetches (indices) made into running totals fed after the hoisted copies (`accumulate_into_totals`)
+    accumulated: list = field(default_factory=list)
     # (file name, line) of a generated function (`function`, `split_function`'s) -> the step it runs
     line_to_step: dict[tuple[str, int], Step] = field(default_factory=dict)
     # the steps as two streams, the caller's and a helper's (`tftk.client.streams`), once a split wins
@@ -439,6 +442,46 @@ def _product_made_for(t: Tensor, ops: list, at: dict, readers: collections.Count
                 and ops[at[inner]].guard == producer.guard:
             return (at[inner], at[t])
     return ()
+
+
+def accumulate_into_totals(ops: list, fetches: Sequence[Tensor], feeds: set[Tensor],
+                           summed: Sequence[int]) -> tuple[list, list[Tensor], list[int]]:
+    """Make the fetches `summed` (their indices) that a loop adds up over its iterations, where each is a
+    2-D product read by nothing else, as `total += a @ b` into a running total the caller feeds.
+
+    A loop gradient's weight gradient is one product per iteration added into a total (dynamic_rnn's
+    [256, 512] LSTM weight: 28 products a step): made on its own, each product is written to a new
+    array and then added, one more pass over it per iteration, on the pipelined gradient's critical
+    path too (`tftk.ops.loop_stages`). Here its step is a MATMUL_ACCUMULATE, one gemm adding the product
+    into the total in place (`tftk.kernels.blas.add_product`: the same bits as the product added).
+    Returns the ops, the totals' tensors (fed after the plan's other feeds, each the fetch's value
+    once the call is made: the total itself) and the indices made so, in the order of the totals."""
+    at = _positions(ops)
+    readers: collections.Counter = collections.Counter()
+    for op in ops:
+        readers.update(op.inputs)
+        readers.update(pred for pred, _ in op.guard)
+    readers.update(fetches)
+    controlling = {c for op in ops for c in op.control_inputs}
+    totals: list[Tensor] = []
+    made: list[int] = []
+    rewired: dict[int, PlanOp] = {}
+    for index in summed:
+        t = fetches[index]
+        if t in feeds or t not in at or readers[t] != 1:
+            continue
+        product = ops[at[t]]
+        if not _accumulable_product(product) or product.guard or product in controlling:
+            continue
+        total = PlanOp(product, f"{product.name}/running_total", (), (t.dtype, t.shape),
+                       op_type=registry.MATMUL_ACCUMULATE).outputs[0]
+        rewired[at[t]] = PlanOp(product, f"{product.name}/accumulate", (total,) + tuple(product.inputs), t,
+                                {"transpose_a": product.get_attr("transpose_a"),
+                                 "transpose_b": product.get_attr("transpose_b"), registry.IN_PLACE_ATTR: True},
+                                registry.MATMUL_ACCUMULATE)
+        totals.append(total)
+        made.append(index)
+    return [rewired.get(k, op) for k, op in enumerate(ops)], totals, made
 
 
 def _accumulable_product(op: Any) -> bool:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 __all__ = ["OpKind", "Inline", "register_op", "register_gradient", "not_differentiable", "lookup",
            "registered_types", "RegisterGradient", "NotDifferentiable", "register_fusion", "fusion",
            "state_holder", "find", "CAPTURED_STATE_ATTR", "TRANSPOSED_INPUTS_ATTR", "TRANSPOSED_COPY",
-           "UNREAD_OUTPUTS_ATTR"]
+           "UNREAD_OUTPUTS_ATTR", "MATMUL_ACCUMULATE", "IN_PLACE_ATTR"]
 
 # The attr of a sub-graph's stand-in for an outer stateful op (see func_graph.FuncGraph.capture_state)
 CAPTURED_STATE_ATTR = "captured_state"
@@ -36,6 +36,9 @@ TRANSPOSED_COPY = "TransposedCopy"
 # The plan-only op type of a partial sum that adds a 2-D product into the running sum: inputs (sum, a, b),
 # attrs transpose_a / transpose_b (`tftk.client.plan.stream_sums`).
 MATMUL_ACCUMULATE = "MatMulAccumulate"
+# A plan's attr on a MATMUL_ACCUMULATE whose sum is a running total the caller feeds and owns: the product
+# is added into that array itself (`tftk.client.plan.accumulate_into_totals`).
+IN_PLACE_ATTR = "_in_place"
 # A plan's attr on an op that `skips_unread_outputs`: the indices of the outputs no step reads.
 UNREAD_OUTPUTS_ATTR = "_unread_outputs"
 

@@ -33,7 +33,7 @@ import numpy as np
 from tftk.framework import registry
 from tftk.framework.ops import Operation, Tensor
 
-__all__ = ["Stages", "cut", "reads", "Pipeline", "MIN_SHARE"]
+__all__ = ["Stages", "cut", "reads", "Pipeline", "MIN_SHARE", "keep_totals"]
 
 MIN_SHARE = 0.2
 MIN_STAGE_MICROSECONDS = 30.0  # a stage shorter than an iteration's hand-over to the helper (20-50 us) gains nothing
@@ -245,7 +245,8 @@ class Pipeline:
     iteration."""
 
     def __init__(self, ctx: Any, graph: Any, inputs: Sequence[Tensor], invariants: Sequence[Tensor],
-                 outputs: Sequence[Tensor], stages: Stages, carried: Sequence[tuple[int, int]]):
+                 outputs: Sequence[Tensor], stages: Stages, carried: Sequence[tuple[int, int]],
+                 summed: Sequence[int] = ()):
         self.ctx = ctx
         self.stages = stages
         self.n_outputs = len(outputs)
@@ -253,10 +254,13 @@ class Pipeline:
         second_at = {index: k for k, index in enumerate(stages.second)}
         self.carried_first = [(position, first_at[index]) for position, index in carried if index in first_at]
         self.carried_second = [(position, second_at[index]) for position, index in carried if index in second_at]
-        self.first, self.prepare_first = ctx.loop_function(
-            graph, list(inputs), list(invariants), [outputs[i] for i in stages.first] + stages.cross)
-        self.second, self.prepare_second = ctx.loop_function(
-            graph, list(inputs) + stages.cross, list(invariants), [outputs[i] for i in stages.second])
+        # each stage's sub-plan adds the products among its summed outputs into their totals itself
+        self.first, self.prepare_first, self.accumulated_first = ctx.loop_function(
+            graph, list(inputs), list(invariants), [outputs[i] for i in stages.first] + stages.cross,
+            [k for k, index in enumerate(stages.first) if index in summed])
+        self.second, self.prepare_second, self.accumulated_second = ctx.loop_function(
+            graph, list(inputs) + stages.cross, list(invariants), [outputs[i] for i in stages.second],
+            [k for k, index in enumerate(stages.second) if index in summed])
 
     def run(self, invariant_arrays: Sequence[Any], begin: list, advance: Callable[[dict], list | None],
             totals: dict[int, Any] | None = None) -> list[tuple[list, list]] | None:
@@ -272,20 +276,25 @@ class Pipeline:
         totals = totals or {}
         handoff: queue.SimpleQueue = queue.SimpleQueue()
         failed: list = []
-        join = self.ctx.beside(self._second_stage, handoff, self.prepare_second(*invariant_arrays), failed,
-                               _summed(self.stages.second, totals))
+        # stage 2 prepares its own invariants (the transposed weights its products read: 0.3-0.4 ms for
+        # a 2-layer LSTM's gradient) beside stage 1 preparing its own, not before stage 1 starts
+        join = self.ctx.beside(self._second_stage, handoff, invariant_arrays, failed,
+                               _summed(self.stages.second, totals, self.accumulated_second),
+                               _totals(self.stages.second, totals, self.accumulated_second))
         if join is None:
             return None
         made = len(self.stages.first)
-        summed_first = _summed(self.stages.first, totals)
+        summed_first = _summed(self.stages.first, totals, self.accumulated_first)
+        totals_first = _totals(self.stages.first, totals, self.accumulated_first)
         firsts = []
         try:
             prepared = self.prepare_first(*invariant_arrays)  # (inside: stage 2 must hear of its failure)
             inputs = begin
             while inputs is not None and not failed:
-                out = self.first(*inputs, *prepared)
+                out = self.first(*inputs, *prepared, *totals_first)
                 handoff.put((inputs, out))
-                firsts.append(_add_into(out[:made], summed_first))
+                keep_totals(out, self.accumulated_first, totals_first)
+                firsts.append(_add_into(out[:made], summed_first, self.accumulated_first))
                 inputs = advance({position: out[k] for position, k in self.carried_first})
         finally:
             handoff.put(None)
@@ -300,38 +309,57 @@ class Pipeline:
             results.append((inputs, outputs))
         return results
 
-    def _second_stage(self, handoff: queue.SimpleQueue, prepared: tuple, failed: list,
-                      summed: list[tuple[int, Any]]) -> list:
+    def _second_stage(self, handoff: queue.SimpleQueue, invariant_arrays: Sequence[Any], failed: list,
+                      summed: list[tuple[int, Any]], totals: list) -> list:
         """Stage 2 of each iteration handed over, with its own carried values: [(inputs, outputs)]."""
         made = len(self.stages.first)
         current: dict[int, Any] = {}
         results = []
         try:
+            prepared = self.prepare_second(*invariant_arrays)
             while (item := handoff.get()) is not None:
                 inputs, first = item
                 inputs = list(inputs)
                 for position, value in current.items():
                     inputs[position] = value
-                out = self.second(*inputs, *first[made:], *prepared)
+                out = self.second(*inputs, *first[made:], *prepared, *totals)
                 current = {position: out[k] for position, k in self.carried_second}
-                results.append((inputs, _add_into(out, summed)))
+                keep_totals(out, self.accumulated_second, totals)
+                results.append((inputs, _add_into(out, summed, self.accumulated_second)))
         except BaseException:
             failed.append(True)
             raise
         return results
 
 
-def _summed(indices: Sequence[int], totals: dict[int, Any]) -> list[tuple[int, Any]]:
-    """(position among a stage's outputs, total) for each of the stage's outputs `indices` in `totals`."""
-    return [(k, totals[index]) for k, index in enumerate(indices) if index in totals]
+def _summed(indices: Sequence[int], totals: dict[int, Any], accumulated: Sequence[int]) -> list[tuple[int, Any]]:
+    """(position among a stage's outputs, total) for each of the stage's outputs `indices` in `totals`
+    that its sub-plan does not add into the total itself (`accumulated`)."""
+    return [(k, totals[index]) for k, index in enumerate(indices) if index in totals and k not in accumulated]
 
 
-def _add_into(out: Sequence[Any], summed: list[tuple[int, Any]]) -> Sequence[Any]:
-    """Add a stage's summed outputs into their totals; the outputs, those left out (None)."""
-    if not summed:
+def _totals(indices: Sequence[int], totals: dict[int, Any], accumulated: Sequence[int]) -> list:
+    """The totals a stage's sub-plan adds its `accumulated` outputs (positions among `indices`) into."""
+    return [totals[indices[k]] for k in accumulated]
+
+
+def keep_totals(out: Sequence[Any], accumulated: Sequence[int], totals: Sequence[Any]) -> None:
+    """After a call adding its `accumulated` outputs into `totals` (`KernelContext.loop_function`): where
+    one came back as another array than its total (not added in place), copy it into the total."""
+    for k, total in zip(accumulated, totals):
+        if out[k] is not total:
+            np.copyto(total, out[k])
+
+
+def _add_into(out: Sequence[Any], summed: list[tuple[int, Any]], accumulated: Sequence[int]) -> Sequence[Any]:
+    """Add a stage's summed outputs into their totals; the outputs, those summed (None), here or by
+    the sub-plan (`accumulated`), left out."""
+    if not summed and not accumulated:
         return out
     out = list(out)
     for k, total in summed:
         np.add(total, out[k], out=total)
+        out[k] = None
+    for k in accumulated:
         out[k] = None
     return out

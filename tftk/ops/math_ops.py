@@ -649,9 +649,11 @@ def _bind_matmul_slice(op, ctx):
 
 def _bind_matmul_accumulate(op, ctx, donor: int | None = None):
     """A plan's partial sum `total + a @ b` (`tftk.client.plan.stream_sums`): one gemm adding the product
-    into a copy of `total`, or into `total` itself when the executor donates it."""
+    into a copy of `total`, or into `total` itself when the executor donates it or the caller feeds it
+    as a running total (IN_PLACE_ATTR: `tftk.client.plan.accumulate_into_totals`)."""
     from tftk.kernels import blas
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    donor = 0 if op.attrs.get(registry.IN_PLACE_ATTR) else donor
     dtype = np.dtype(op.outputs[0].dtype.as_numpy_dtype)
 
     def kernel(total, a, b):

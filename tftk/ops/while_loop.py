@@ -142,7 +142,7 @@ def _bind_while(op, ctx):
                              cond_graph.outputs[:1])
     caps = _capture_placeholders(body_graph)
     outputs = body_graph.outputs[:n + n_st] + op.get_attr("saved")
-    body_plan, prepare_body = ctx.loop_function(body_graph, body_graph.inputs, caps, outputs)
+    body_plan, prepare_body, _ = ctx.loop_function(body_graph, body_graph.inputs, caps, outputs)
     cond_reads = loop_stages.reads(cond_graph.outputs[:1], cond_graph.inputs[:n])
     pipeline = _pipeline(ctx, body_graph, body_graph.inputs, caps, outputs, [(k, k) for k in range(n)], cond_reads)
     stacked_shapes = [(t.dtype.as_numpy_dtype, t.shape) for t in op.outputs[n:]]
@@ -210,11 +210,13 @@ def _record(ctx, forward: Operation) -> tuple[list, dict]:
 
 
 def _pipeline(ctx, graph: FuncGraph, inputs: list, invariants: list, outputs: list, carried: list,
-              must_first: set[int] = frozenset()) -> loop_stages.Pipeline | None:
-    """The body's iterations as a two-stage pipeline (`tftk.ops.loop_stages`), where its body has one."""
+              must_first: set[int] = frozenset(), summed: Sequence[int] = ()) -> loop_stages.Pipeline | None:
+    """The body's iterations as a two-stage pipeline (`tftk.ops.loop_stages`), where its body has one;
+    `summed`: the outputs (indices) added up over the iterations."""
     stages = loop_stages.cut([(inputs[p], outputs[i]) for p, i in carried], outputs, set(inputs) | set(invariants),
                              {k for k, (p, _) in enumerate(carried) if p in must_first})
-    return None if stages is None else loop_stages.Pipeline(ctx, graph, inputs, invariants, outputs, stages, carried)
+    return None if stages is None else loop_stages.Pipeline(ctx, graph, inputs, invariants, outputs, stages, carried,
+                                                            summed)
 
 
 registry.register_op("While", _bind_while, stateful=True)
@@ -301,17 +303,20 @@ def _bind_while_grad(op, ctx):
     # inputs) or of a capture; the loop variables' gradients carry the recursion, so they are all made
     unread = set(getattr(op, "attrs", {}).get(registry.UNREAD_OUTPUTS_ATTR, ()))
     made = [k for k in range(len(op.outputs)) if k < n_loop or k not in unread]
-    plan, prepare = ctx.loop_function(body_graph, feeds[:n_in] + feeds[n_in + n_caps:], feeds[n_in:n_in + n_caps],
-                                      [op.get_attr("plan_fetches")[k] for k in made])
     rows_made = [k - n_loop for k in made if n_loop <= k < n_loop + n_rows]
     caps_made = [k - n_loop - n_rows for k in made if k >= n_loop + n_rows]
+    n_made_rows = len(rows_made)
+    first_cap = n_loop + n_made_rows  # the body plan's outputs from here on: the captures' gradients, summed
+    summed = range(first_cap, len(made))
+    plan, prepare, accumulated = ctx.loop_function(body_graph, feeds[:n_in] + feeds[n_in + n_caps:],
+                                                   feeds[n_in:n_in + n_caps],
+                                                   [op.get_attr("plan_fetches")[k] for k in made], summed)
     all_saved = forward.get_attr("saved")
     saved_at = [all_saved.index(t) for t in op.get_attr("saved")]
-    n_made_rows = len(rows_made)
 
     carried = [(n_in + k, k) for k in range(n_loop)]  # each seed is the gradient the last iteration made
     pipeline = _pipeline(ctx, body_graph, feeds[:n_in] + feeds[n_in + n_caps:], feeds[n_in:n_in + n_caps],
-                         [op.get_attr("plan_fetches")[k] for k in made], carried)
+                         [op.get_attr("plan_fetches")[k] for k in made], carried, summed=summed)
 
     def kernel(*inputs):
         loop_grads = list(inputs[:n_loop])
@@ -331,11 +336,12 @@ def _bind_while_grad(op, ctx):
 
         def take(t: int, out: Sequence, add_captures: bool = True) -> list:
             """Keep iteration t's gradients of data rows and (unless the pipeline added them) of the
-            captures; the loop gradients it made."""
+            captures (those the plan did not add into their totals itself); the loop gradients it made."""
             for grad, row in zip(row_grads, out[n_loop:n_loop + n_made_rows]):
                 grad[t] = row
-            for total, g in zip(cap_grads if add_captures else (), out[n_loop + n_made_rows:]):
-                np.add(total, g, out=total)
+            for k, g in enumerate(out[first_cap:] if add_captures else ()):
+                if first_cap + k not in accumulated:
+                    np.add(cap_grads[k], g, out=cap_grads[k])
             return list(out[:n_loop])
 
         iterations = None
@@ -348,11 +354,14 @@ def _bind_while_grad(op, ctx):
                 return iteration(walk["t"], walk["grads"])
 
             iterations = pipeline.run(body_caps, iteration(last, loop_grads), advance,
-                                      {n_loop + n_made_rows + k: total for k, total in enumerate(cap_grads)})
+                                      {first_cap + k: total for k, total in enumerate(cap_grads)})
         if iterations is None:  # on this thread alone
             prepared = prepare(*body_caps)
+            totals = [cap_grads[k - first_cap] for k in accumulated]
             for t in range(last, -1, -1):
-                loop_grads = take(t, plan(*iteration(t, loop_grads), *prepared))
+                out = plan(*iteration(t, loop_grads), *prepared, *totals)
+                loop_grads = take(t, out)
+                loop_stages.keep_totals(out, accumulated, totals)
         else:
             for step, (_, out) in enumerate(iterations):
                 loop_grads = take(last - step, out, add_captures=False)
