@@ -1,7 +1,9 @@
 """Plan passes that rearrange work without changing values: sums added as their inputs are computed
 (`stream_sums`), one transposed copy of a value many products read transposed
 (`share_transposed_inputs`), or of a loop body's weight, made once for all iterations
-(`hoist_transposed_inputs`). Each case checks the plan's steps and the values against numpy."""
+(`hoist_transposed_inputs`), or a loop gradient's weight products added into their totals by the
+gemm making them (`accumulate_into_totals`). Each case checks the plan's steps and the values against
+numpy or against the plan without the pass."""
 
 from __future__ import annotations
 
@@ -392,6 +394,53 @@ def test_loop_weights_transposed_afresh_each_run(loop_plans):
             np.testing.assert_allclose(got_grad, np.ones((2, 3)) @ value @ value @ value, rtol=1e-12)
             sess.run(step)
     assert any(p.hoisted for p in loop_plans)
+
+
+# ---- accumulate_into_totals ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("cell_type,products", [("BasicLSTMCell", 1), ("GRUCell", 2)])
+def test_a_loop_gradients_weight_products_add_into_their_totals_with_the_bits_of_products_added(
+        loop_plans, monkeypatch, cell_type, products):
+    """dynamic_rnn's gradient body adds each iteration's weight-gradient product into the weight's
+    running total with one gemm (`accumulate_into_totals`): the bits of each product made and then
+    added, as the loop did before."""
+    from tftk.client import executor
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(3)
+        x = tf.constant(RNG.standard_normal((32, 12, 8)).astype(np.float32))
+        out, _ = tf.nn.dynamic_rnn(getattr(tf.nn.rnn_cell, cell_type)(16), x, dtype=tf.float32)
+        weights = tf.trainable_variables()
+        grads = tf.gradients(tf.reduce_sum(tf.sin(out)), weights)
+        init = tf.global_variables_initializer()
+
+    def gradients():
+        with tf.Session(graph=graph) as sess:
+            sess.run(init)
+            loop_plans.clear()
+            return sess.run(grads), list(loop_plans)
+
+    accumulated, plans = gradients()
+    body, = [p for p in plans if p.accumulated]
+    assert len(body.accumulated) == products
+    assert sum(step.op.type == registry.MATMUL_ACCUMULATE for step in body.steps) == products
+    monkeypatch.setattr(executor, "accumulate_into_totals", lambda ops, fetches, feeds, summed: (ops, [], []))
+    made_and_added, plans = gradients()
+    assert not any(p.accumulated for p in plans)
+    for one, other in zip(accumulated, made_and_added):
+        np.testing.assert_array_equal(one, other)
+
+
+def test_a_total_not_added_in_place_is_copied_into():
+    """A summed output that came back as another array than its total (no in-place add) is copied into
+    the total, which the loop reads at its end."""
+    from tftk.ops.loop_stages import keep_totals
+    total, other = np.zeros((2, 3)), np.ones((2, 3))
+    made = np.arange(6.0).reshape(2, 3)
+    keep_totals((made, other), [0], [total])
+    np.testing.assert_array_equal(total, made)
+    keep_totals((total, other), [0], [total])  # the total itself: left as it is
+    np.testing.assert_array_equal(total, made)
 
 
 # ---- sink_copies ---------------------------------------------------------------------------------
