@@ -359,6 +359,16 @@ def _positions(ops: list) -> dict[Tensor, int]:
     return {t: index for index, op in enumerate(ops) for t in op.outputs}
 
 
+def _read_counts(ops: list, fetches: Sequence[Tensor]) -> collections.Counter:
+    """How many times each value is read: as an op's input or cond guard, or fetched."""
+    readers: collections.Counter = collections.Counter()
+    for op in ops:
+        readers.update(op.inputs)
+        readers.update(pred for pred, _ in op.guard)
+    readers.update(fetches)
+    return readers
+
+
 def _rearranged(ops: list, removed: set[int], before: dict[int, list], after: dict[int, list]) -> list:
     """`ops` without the indices in `removed`, with the lists of `before` and `after` put around each index."""
     result: list = []
@@ -388,11 +398,7 @@ def stream_sums(ops: list, fetches: Sequence[Tensor] = (), feeds: Sequence[Tenso
     weight's 28 products 11.3 -> 10.1 ms).
     """
     at = _positions(ops)
-    readers: collections.Counter = collections.Counter()
-    for op in ops:
-        readers.update(op.inputs)
-        readers.update(pred for pred, _ in op.guard)
-    readers.update(fetches)
+    readers = _read_counts(ops, fetches)
     readers.update(feeds)  # a fed product is the feed's value, not a product to make
     controlling = {c for op in ops for c in op.control_inputs}
     removed: set[int] = set()
@@ -457,11 +463,7 @@ def accumulate_into_totals(ops: list, fetches: Sequence[Tensor], feeds: set[Tens
     Returns the ops, the totals' tensors (fed after the plan's other feeds, each the fetch's value
     once the call is made: the total itself) and the indices made so, in the order of the totals."""
     at = _positions(ops)
-    readers: collections.Counter = collections.Counter()
-    for op in ops:
-        readers.update(op.inputs)
-        readers.update(pred for pred, _ in op.guard)
-    readers.update(fetches)
+    readers = _read_counts(ops, fetches)
     controlling = {c for op in ops for c in op.control_inputs}
     totals: list[Tensor] = []
     made: list[int] = []
