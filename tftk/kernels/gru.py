@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
-from tftk.kernels.jit import njit
+from tftk.kernels.jit import njit, wide_vectors
 
 __all__ = ["gru_block_cell", "gru_block_cell_grad"]
 
@@ -29,6 +29,7 @@ __all__ = ["gru_block_cell", "gru_block_cell_grad"]
 @njit(cache=True, error_model="numpy")
 def _gates(ru_bar, b_ru, h_prev, depth, r, u, xhr):  # pragma: no cover - compiled
     """r, u from the gate product; the h part of `xhr` becomes r * h_prev."""
+    wide_vectors()
     rows, n = h_prev.shape
     b_r, b_u = b_ru[:n], b_ru[n:]
     for row in range(rows):
@@ -43,6 +44,7 @@ def _gates(ru_bar, b_ru, h_prev, depth, r, u, xhr):  # pragma: no cover - compil
 
 @njit(cache=True, error_model="numpy")
 def _blend(c_bar, b_c, h_prev, u, c, h):  # pragma: no cover - compiled
+    wide_vectors()
     rows, n = h_prev.shape
     one = h_prev.dtype.type(1)
     for row in range(rows):
@@ -56,6 +58,7 @@ def _blend(c_bar, b_c, h_prev, u, c, h):  # pragma: no cover - compiled
 
 @njit(cache=True, error_model="numpy")
 def _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_u_bar):  # pragma: no cover - compiled
+    wide_vectors()
     rows, n = h_prev.shape
     one = h_prev.dtype.type(1)
     for row in range(rows):
@@ -69,6 +72,7 @@ def _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_u_bar):  # pragma: no cover - 
 @njit(cache=True, error_model="numpy")
 def _reset_grad(h_prev, r, u, d_h, d_xhr, depth, d_ru_bar, d_h_prev):  # pragma: no cover - compiled
     """d r_bar into `d_ru_bar`'s first half; the direct terms of d h_prev."""
+    wide_vectors()
     rows, n = h_prev.shape
     one = h_prev.dtype.type(1)
     for row in range(rows):

@@ -23,6 +23,14 @@ make every kernel unusable; then the kernel is compiled in memory instead, once 
 time one of that module's kernels is compiled by Numba, the module's `prange` is bound to Numba's.
 `intrinsic` does the same for `numba.extending.intrinsic` (LLVM IR written by hand, e.g. explicit
 vector code): the module holds a `LazyIntrinsic` until one of its kernels is compiled.
+
+`wide_vectors()`, called first in a kernel, lets LLVM vectorise its loops with the widest vectors the
+CPU has: on an AVX-512 CPU LLVM's cost model otherwise prefers 256-bit vectors for every function
+(`prefer-256-bit`, a tuning of Intel's AVX-512 cores), and Numba can only change that for the whole
+process, the user's kernels included. An element-wise loop gives the same bits at any width; a loop
+adding into a sum would not, so only element-wise kernels take it (the LSTM cell's forward loop:
+75 -> 53 us on a [128, 512] gate block, Xeon Emerald Rapids). Where the CPU has no 512-bit vectors
+it changes nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from typing import Any, Callable
 
 from tftk.kernels import aot
 
-__all__ = ["njit", "prange", "intrinsic", "LazyIntrinsic", "Kernel", "registered"]
+__all__ = ["njit", "prange", "intrinsic", "LazyIntrinsic", "wide_vectors", "Kernel", "registered"]
 
 _warned = False
 _lock = threading.Lock()
@@ -61,6 +69,26 @@ class LazyIntrinsic:
 def intrinsic(definition: Callable) -> LazyIntrinsic:
     """`numba.extending.intrinsic` in a kernel module that must not import Numba (see the module docstring)."""
     return LazyIntrinsic(definition)
+
+
+# LLVM's function attribute asking its vectorisers for 512-bit vectors where the target has them
+PREFER_512_BIT = '"prefer-vector-width"="512"'
+
+
+def _wide_vectors(typingctx: Any) -> Any:  # pragma: no cover - runs inside Numba's compiler
+    """The intrinsic `wide_vectors()` (module docstring): marks the function calling it `PREFER_512_BIT`."""
+    from numba import types
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        # llvmlite's FunctionAttributes admits only LLVM's keyword attributes; a string attribute is
+        # written into the function's IR as given, so it goes in through the set's own add
+        set.add(builder.function.attributes, PREFER_512_BIT)
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
+wide_vectors = intrinsic(_wide_vectors)
 
 
 class Kernel:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
-from tftk.kernels.jit import njit
+from tftk.kernels.jit import njit, wide_vectors
 
 __all__ = ["lstm_block_cell", "lstm_block_cell_grad"]
 
@@ -31,6 +31,7 @@ __all__ = ["lstm_block_cell", "lstm_block_cell_grad"]
 @njit(cache=True, error_model="numpy")
 def _forward(icfo, b, cs_prev, wci, wcf, wco, forget_bias, cell_clip, use_peephole,
              i, cs, f, o, ci, co, h):  # pragma: no cover - compiled
+    wide_vectors()
     rows, n = cs_prev.shape
     fb = icfo.dtype.type(forget_bias)
     clip = icfo.dtype.type(cell_clip)
@@ -66,6 +67,7 @@ def _forward(icfo, b, cs_prev, wci, wcf, wco, forget_bias, cell_clip, use_peepho
 @njit(cache=True, error_model="numpy")
 def _backward(cs_prev, wci, wcf, wco, i, f, o, ci, co, cs_grad, h_grad, clip, cs_prev_grad,
               dicfo):  # pragma: no cover - compiled
+    wide_vectors()
     # Branch-free (zero peepholes when unused, an infinite clip when none) and one row at a time
     # through 1-D views of each gate block, so that LLVM vectorises the inner loop: 3x faster than
     # a loop with those branches indexing the 2-D arrays at offsets k, n + k, ... The peephole
