@@ -67,12 +67,12 @@ def _forward(icfo, b, cs_prev, wci, wcf, wco, forget_bias, cell_clip, use_peepho
 @njit(cache=True, error_model="numpy")
 def _backward(cs_prev, wci, wcf, wco, i, f, o, ci, co, cs_grad, h_grad, clip, cs_prev_grad,
               dicfo):  # pragma: no cover - compiled
-    wide_vectors()
     # Branch-free (zero peepholes when unused, an infinite clip when none) and one row at a time
     # through 1-D views of each gate block, so that LLVM vectorises the inner loop: 3x faster than
     # a loop with those branches indexing the 2-D arrays at offsets k, n + k, ... The peephole
     # weights' gradients (sums over the batch) are left to the caller: more output arrays here
-    # would stop the vectorisation.
+    # would stop the vectorisation. Without `wide_vectors`: this loop is memory-bound, and ran 10% slower
+    # with 512-bit vectors (25.5 -> 28.5 us on a [128, 512] gate block).
     rows, n = cs_prev.shape
     zero = i.dtype.type(0)
     for r in range(rows):
