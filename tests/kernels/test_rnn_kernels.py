@@ -9,6 +9,7 @@ are in tests/nn/test_gru_block.py.)
 import numpy as np
 import pytest
 
+from tftk.kernels import lstm
 from tftk.kernels.lstm import lstm_block_cell, lstm_block_cell_grad
 
 
@@ -67,6 +68,27 @@ def test_lstm_kernels_equal_the_cell_math(batch, depth, units, width, forget_bia
     for got, want in zip(outs + grads, want_outs + want_grads):
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(want).max()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch,depth,units,width,forget_bias,clip,peephole", LSTM_CASES)
+def test_lstm_cell_in_one_call_equals_the_cell_of_numpy_calls(batch, depth, units, width, forget_bias, clip,
+                                                               peephole, dtype, monkeypatch):
+    """`_cell` (the gemm called from compiled code) against the numpy-call cell used where numpy has another
+    BLAS: the same bits, x read through a transposed view too."""
+    rng = np.random.default_rng(units + 1)
+    x = rng.standard_normal((depth, batch)).astype(dtype).T  # not C-contiguous
+    cs_prev, h_prev = rng.standard_normal((batch, units)).astype(dtype), rng.standard_normal((batch, width)).astype(dtype)
+    w = (rng.standard_normal((depth + width, 4 * units)) * 0.4).astype(dtype)
+    b, peeps = (rng.standard_normal(4 * units) * 0.4).astype(dtype), rng.standard_normal((3, units)).astype(dtype)
+    args = (x, cs_prev, h_prev, w, *peeps, b, forget_bias, clip, peephole)
+    assert lstm.gemm_address(np.dtype(dtype)) is not None  # numpy's bundled OpenBLAS: the one-call cell runs
+    in_one_call = lstm_block_cell(*args)
+    monkeypatch.setattr(lstm, "gemm_address", lambda dtype: None)
+    of_numpy_calls = lstm_block_cell(*args)
+    for got, want in zip(in_one_call, of_numpy_calls):
+        assert got.dtype == dtype and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, want)
 
 
 def test_lstm_kernel_without_peepholes_ignores_the_peephole_weights():

@@ -26,7 +26,7 @@ import numpy as np
 
 from tftk.kernels.jit import intrinsic, njit
 
-__all__ = ["add_product", "numpy_openblas"]
+__all__ = ["add_product", "numpy_openblas", "gemm_address", "cblas_product", "NO_TRANS"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enums
 # the gemms' names with 64-bit integers (what `_cblas_gemm` passes): scipy-openblas's (numpy 2), OpenBLAS's
@@ -39,36 +39,42 @@ _addresses: dict[np.dtype, int] = {}
 _loaded: list[bool] = []
 
 
-def _cblas_gemm_definition(typingctx, address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
-    """The intrinsic `cblas_?gemm(RowMajor, trans_a, trans_b, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)`
-    (c += op(a) @ op(b)) through the function at `address`, whose integers are 64-bit; `a` and `b` are
-    the addresses of their first elements (of c's dtype), `c` the array."""
-    from llvmlite import ir
-    from numba import types
+def _gemm_definition(beta: float):
+    """The definition of an intrinsic `cblas_?gemm(RowMajor, trans_a, trans_b, m, n, k, 1, a, lda, b, ldb,
+    beta, c, ldc)` through the function at `address`, whose integers are 64-bit; `a` and `b` are the
+    addresses of their first elements (of c's dtype), `c` the array. beta 1: c += op(a) @ op(b); beta 0:
+    c = op(a) @ op(b), the call numpy's matmul makes (c is not read)."""
 
-    if not (isinstance(c, types.Array) and c.ndim == 2 and c.dtype in (types.float32, types.float64)):
-        return None
-    i = types.intp
-    signature = types.void(i, i, i, i, i, i, i, i, i, i, c, i)
+    def definition(typingctx, address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
+        from llvmlite import ir
+        from numba import types
 
-    def codegen(context, builder, sig, args):
-        address_, ta, tb, m_, n_, k_, a_, lda_, b_, ldb_, c_, ldc_ = args
-        c_p = context.make_array(sig.args[10])(context, builder, c_).data
-        element = c_p.type.pointee
-        a_p, b_p = (builder.inttoptr(x, c_p.type) for x in (a_, b_))
-        i32, i64 = ir.IntType(32), ir.IntType(64)
-        function = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, element, c_p.type, i64,
-                                                   c_p.type, i64, element, c_p.type, i64])
-        one = ir.Constant(element, 1.0)
-        builder.call(builder.inttoptr(address_, function.as_pointer()),
-                     [ir.Constant(i32, ROW_MAJOR), builder.trunc(ta, i32), builder.trunc(tb, i32), m_, n_, k_, one,
-                      a_p, lda_, b_p, ldb_, one, c_p, ldc_])
-        return context.get_dummy_value()
+        if not (isinstance(c, types.Array) and c.ndim == 2 and c.dtype in (types.float32, types.float64)):
+            return None
+        i = types.intp
+        signature = types.void(i, i, i, i, i, i, i, i, i, i, c, i)
 
-    return signature, codegen
+        def codegen(context, builder, sig, args):
+            address_, ta, tb, m_, n_, k_, a_, lda_, b_, ldb_, c_, ldc_ = args
+            c_p = context.make_array(sig.args[10])(context, builder, c_).data
+            element = c_p.type.pointee
+            a_p, b_p = (builder.inttoptr(x, c_p.type) for x in (a_, b_))
+            i32, i64 = ir.IntType(32), ir.IntType(64)
+            function = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, element, c_p.type, i64,
+                                                       c_p.type, i64, element, c_p.type, i64])
+            builder.call(builder.inttoptr(address_, function.as_pointer()),
+                         [ir.Constant(i32, ROW_MAJOR), builder.trunc(ta, i32), builder.trunc(tb, i32), m_, n_, k_,
+                          ir.Constant(element, 1.0), a_p, lda_, b_p, ldb_, ir.Constant(element, beta), c_p, ldc_])
+            return context.get_dummy_value()
+
+        return signature, codegen
+
+    return definition
 
 
-_cblas_gemm = intrinsic(_cblas_gemm_definition)
+_cblas_gemm = intrinsic(_gemm_definition(1.0))
+# `c = a @ b` from compiled code (the fused LSTM cell's gate product: `tftk.kernels.lstm`)
+cblas_product = intrinsic(_gemm_definition(0.0))
 
 
 @njit(cache=True)
@@ -91,7 +97,9 @@ def numpy_openblas() -> str | None:
     return None
 
 
-def _gemm_address(dtype: np.dtype) -> int | None:
+def gemm_address(dtype: np.dtype) -> int | None:
+    """The address of numpy's OpenBLAS gemm for `dtype` (float32, float64), which the compiled kernels
+    call (`_cblas_gemm`, `cblas_product`); None where numpy has another BLAS."""
     if not _loaded:
         with _lock:
             if not _loaded:
@@ -126,7 +134,7 @@ def add_product(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     `a` and `b` stay referenced here while the kernel reads them by address. A `c` sharing memory
     with `a` or `b` goes through numpy (the product made first): the gemm would read what it writes."""
-    address = _gemm_address(c.dtype) if a.dtype == c.dtype and b.dtype == c.dtype else None
+    address = gemm_address(c.dtype) if a.dtype == c.dtype and b.dtype == c.dtype else None
     (m, k), n = a.shape, b.shape[1]
     if address is not None and b.shape[0] == k and c.shape == (m, n) and c.flags.c_contiguous and c.flags.writeable \
             and m and n and k and not np.may_share_memory(c, a) and not np.may_share_memory(c, b):

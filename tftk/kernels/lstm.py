@@ -16,6 +16,13 @@ blocks ``dicfo`` (the products for x, h_prev, w and b are left to BLAS in the op
 
 The product goes to BLAS; everything after it is one Numba loop over the [batch, units] block, with
 the float32 sigmoid/tanh of `tftk.kernels.activations`. Compiled per dtype on first use.
+
+The forward cell is one compiled call (`_cell`): it joins x and h_prev, calls numpy's own OpenBLAS gemm
+(`tftk.kernels.blas.cblas_product`, the call numpy's matmul makes: the same bits) and runs the loop,
+allocating its outputs itself. Made of numpy calls, the cell let go of Python's lock four times (two
+copies, the product, the loop), and a stream running beside it on another thread (`tftk.client.streams`,
+the pipelined loops) took the lock at each: most of the waits for it in a 2-layer LSTM's split step
+followed such short calls. Where numpy has another BLAS, the cell is made of numpy calls as before.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
+from tftk.kernels.blas import NO_TRANS, cblas_product, gemm_address
 from tftk.kernels.jit import njit, wide_vectors
 
 __all__ = ["lstm_block_cell", "lstm_block_cell_grad"]
@@ -62,6 +70,27 @@ def _forward(icfo, b, cs_prev, wci, wcf, wco, forget_bias, cell_clip, use_peepho
             cs[r, k] = c
             co[r, k] = gco
             h[r, k] = gco * go
+
+
+@njit(cache=True, error_model="numpy")
+def _cell(address, x, h_prev, w, b, cs_prev, wci, wcf, wco, forget_bias, cell_clip,
+          use_peephole):  # pragma: no cover - compiled
+    """The forward cell in one call (module docstring): returns (i, cs, f, o, ci, co, h)."""
+    wide_vectors()
+    rows, depth = x.shape
+    width = depth + h_prev.shape[1]
+    n = cs_prev.shape[1]
+    xh = np.empty((rows, width), x.dtype)
+    xh[:, :depth] = x
+    xh[:, depth:] = h_prev
+    icfo = np.empty((rows, 4 * n), x.dtype)
+    cblas_product(address, NO_TRANS, NO_TRANS, rows, 4 * n, width, xh.ctypes.data, width, w.ctypes.data, 4 * n,
+                  icfo, 4 * n)
+    i, cs, f, o = np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), \
+        np.empty((rows, n), x.dtype)
+    ci, co, h = np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype)
+    _forward(icfo, b, cs_prev, wci, wcf, wco, forget_bias, cell_clip, use_peephole, i, cs, f, o, ci, co, h)
+    return i, cs, f, o, ci, co, h
 
 
 @njit(cache=True, error_model="numpy")
@@ -121,13 +150,16 @@ def lstm_block_cell(x, cs_prev, h_prev, w, wci, wcf, wco, b, forget_bias: float 
     if w.shape != (depth + h_prev.shape[1], 4 * n) or b.shape != (4 * n,) or h_prev.shape[0] != batch:
         raise ValueError(f"lstm_block_cell: x {x.shape}, cs_prev {cs_prev.shape}, h_prev {h_prev.shape} need "
                          f"w [{depth + h_prev.shape[1]}, {4 * n}] and b [{4 * n}], got w {w.shape} and b {b.shape}")
+    w, rest = _matrix(w, dtype), tuple(_matrix(a, dtype) for a in (b, cs_prev, wci, wcf, wco))
+    options = (float(forget_bias), float(cell_clip), bool(use_peephole))
+    address = gemm_address(dtype) if batch and n else None
+    if address is not None:
+        return _cell(address, np.asarray(x, dtype), np.asarray(h_prev, dtype), w, *rest, *options)
     xh = np.empty((batch, depth + h_prev.shape[1]), dtype)
     xh[:, :depth] = x
     xh[:, depth:] = h_prev
-    icfo = xh @ _matrix(w, dtype)
     outs = tuple(np.empty((batch, n), dtype) for _ in range(7))
-    _forward(icfo, _matrix(b, dtype), _matrix(cs_prev, dtype), _matrix(wci, dtype), _matrix(wcf, dtype),
-             _matrix(wco, dtype), float(forget_bias), float(cell_clip), bool(use_peephole), *outs)
+    _forward(xh @ w, *rest, *options, *outs)
     return outs
 
 
