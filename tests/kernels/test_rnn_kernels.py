@@ -1,15 +1,16 @@
 """The fused LSTM cell kernels at sizes their vectorised loops run on, against the cell math in float64
-numpy.
+numpy; the LSTM and GRU ops in one compiled call against the same ops made of numpy calls.
 
 The op-level tests (tests/nn/test_lstm_block.py) check gradients and TF equality on cells of 5 units,
 which only the loops' scalar remainders see; these check widths of several vectors. (The GRU kernels'
-are in tests/nn/test_gru_block.py.)
+math is checked in tests/nn/test_gru_block.py.)
 """
 
 import numpy as np
 import pytest
 
-from tftk.kernels import lstm
+from tftk.kernels import gru, lstm
+from tftk.kernels.gru import gru_block_cell, gru_block_cell_grad
 from tftk.kernels.lstm import lstm_block_cell, lstm_block_cell_grad
 
 
@@ -89,6 +90,38 @@ def test_lstm_cell_in_one_call_equals_the_cell_of_numpy_calls(batch, depth, unit
     for got, want in zip(in_one_call, of_numpy_calls):
         assert got.dtype == dtype and got.flags.c_contiguous
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch,depth,units", [(9, 7, 64), (5, 3, 37), (2, 20, 130), (4, 6, 5)])
+@pytest.mark.parametrize("transposed_weights,with_d_x", [(False, True), (True, True), (True, False), (False, False)])
+def test_gru_ops_in_one_call_equal_the_ops_of_numpy_calls(batch, depth, units, transposed_weights, with_d_x, dtype,
+                                                          monkeypatch):
+    """`gru._cell` and `gru._cell_grad` (both products called from compiled code, the weights read in place
+    through BLAS's strides) against the numpy-call ops used where numpy has another BLAS: the same bits,
+    x read through a transposed view, the weights as they are or transposed, with and without d_x."""
+    rng = np.random.default_rng(units + depth)
+    x = rng.standard_normal((depth, batch)).astype(dtype).T  # not C-contiguous
+    h_prev = rng.standard_normal((batch, units)).astype(dtype)
+    w_ru, w_c = ((rng.standard_normal((depth + units, m)) * 0.5).astype(dtype) for m in (2 * units, units))
+    b_ru, b_c = (rng.standard_normal(m).astype(dtype) for m in (2 * units, units))
+    d_h = rng.standard_normal((batch, units)).astype(dtype)
+    weights = (np.ascontiguousarray(w_ru.T), np.ascontiguousarray(w_c.T)) if transposed_weights else (w_ru, w_c)
+
+    def both_ops():
+        outs = gru_block_cell(x, h_prev, w_ru, w_c, b_ru, b_c)
+        return outs + gru_block_cell_grad(x, h_prev, *weights, b_ru, b_c, *outs[:3], d_h, transposed_weights,
+                                          with_d_x)
+
+    assert gru.gemm_address(np.dtype(dtype)) is not None  # numpy's bundled OpenBLAS: the one-call ops run
+    in_one_call = both_ops()
+    monkeypatch.setattr(gru, "gemm_address", lambda dtype: None)
+    of_numpy_calls = both_ops()
+    assert (in_one_call[4] is None) == (of_numpy_calls[4] is None) == (not with_d_x)
+    for got, want in zip(in_one_call, of_numpy_calls):
+        if want is not None:
+            assert got.dtype == dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
 
 
 def test_lstm_kernel_without_peepholes_ignores_the_peephole_weights():

@@ -26,7 +26,7 @@ import numpy as np
 
 from tftk.kernels.jit import intrinsic, njit
 
-__all__ = ["add_product", "numpy_openblas", "gemm_address", "cblas_product", "NO_TRANS"]
+__all__ = ["add_product", "numpy_openblas", "gemm_address", "cblas_product", "NO_TRANS", "TRANS"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enums
 # the gemms' names with 64-bit integers (what `_cblas_gemm` passes): scipy-openblas's (numpy 2), OpenBLAS's

@@ -9,6 +9,13 @@ pre-activation ``c_bar`` and the gates' ``[r_bar, u_bar]``; the weight and bias 
 products of these with the op's inputs, left to BLAS in the op's gradient as in TF.
 
 The float32 sigmoid/tanh are those of `tftk.kernels.activations`. Compiled per dtype on first use.
+
+Each op is one compiled call (`_cell`, `_cell_grad`), as the LSTM cell's forward is (`tftk.kernels.lstm`):
+the copies, both products (numpy's own OpenBLAS gemm, `tftk.kernels.blas.cblas_product`: the call numpy's
+matmul makes, the same bits) and the loops, the outputs allocated inside. Made of numpy calls, each op
+let go of Python's lock five or six times, and a stream running beside it on another thread
+(`tftk.client.streams`) could take it at each. Where numpy has another BLAS, the ops are made of numpy
+calls.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
+from tftk.kernels.blas import NO_TRANS, TRANS, cblas_product, gemm_address
 from tftk.kernels.jit import njit, wide_vectors
 
 __all__ = ["gru_block_cell", "gru_block_cell_grad"]
@@ -85,6 +93,67 @@ def _reset_grad(h_prev, r, u, d_h, d_xhr, depth, d_ru_bar, d_h_prev):  # pragma:
             dhp_row[k] = d_hr * gr + dh_row[k] * u_row[k]
 
 
+@njit(cache=True, error_model="numpy")
+def _cell(address, x, h_prev, w_ru, w_c, b_ru, b_c):  # pragma: no cover - compiled
+    """GRUBlockCell in one call (module docstring): returns (r, u, c, h)."""
+    wide_vectors()
+    rows, depth = x.shape
+    n = h_prev.shape[1]
+    width = depth + n
+    xh = np.empty((rows, width), x.dtype)
+    xh[:, :depth] = x
+    xh[:, depth:] = h_prev
+    ru_bar = np.empty((rows, 2 * n), x.dtype)
+    cblas_product(address, NO_TRANS, NO_TRANS, rows, 2 * n, width, xh.ctypes.data, width, w_ru.ctypes.data, 2 * n,
+                  ru_bar, 2 * n)
+    r, u, c, h = np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), \
+        np.empty((rows, n), x.dtype)
+    _gates(ru_bar, b_ru, h_prev, depth, r, u, xh)  # xh is [x, r * h_prev] from here on
+    c_bar = np.empty((rows, n), x.dtype)
+    cblas_product(address, NO_TRANS, NO_TRANS, rows, n, width, xh.ctypes.data, width, w_c.ctypes.data, n, c_bar, n)
+    _blend(c_bar, b_c, h_prev, u, c, h)
+    return r, u, c, h
+
+
+@njit(cache=True, error_model="numpy")
+def _columns_product(address, a, w, transposed, first, columns):  # pragma: no cover - compiled
+    """a @ W[:, first:] for W = w.T (w [width, inner], as the op takes its weights) or W = w (`transposed`:
+    w [inner, width], the weight's transpose): `columns` columns, BLAS reading w in place by its strides."""
+    rows, inner = a.shape
+    out = np.empty((rows, columns), a.dtype)
+    if transposed:  # w [inner, width], C-contiguous: its columns from `first` on
+        cblas_product(address, NO_TRANS, NO_TRANS, rows, columns, inner, a.ctypes.data, inner,
+                      w.ctypes.data + first * w.itemsize, w.shape[1], out, columns)
+    else:  # w [width, inner]: its rows from `first` on, transposed
+        cblas_product(address, NO_TRANS, TRANS, rows, columns, inner, a.ctypes.data, inner,
+                      w.ctypes.data + first * inner * w.itemsize, inner, out, columns)
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _cell_grad(address, h_prev, w_ru, w_c, r, u, c, d_h, depth, first, transposed):  # pragma: no cover - compiled
+    """GRUBlockCellGrad in one call (module docstring): returns (d_x, d_h_prev, d_c_bar, d_ru_bar); d_x has
+    no columns when `first` is `depth` (not wanted)."""
+    wide_vectors()
+    rows, n = h_prev.shape
+    columns = depth + n - first
+    d_c_bar, d_ru_bar, d_h_prev = np.empty((rows, n), h_prev.dtype), np.empty((rows, 2 * n), h_prev.dtype), \
+        np.empty((rows, n), h_prev.dtype)
+    _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_ru_bar)
+    d_xhr = _columns_product(address, d_c_bar, w_c, transposed, first, columns)
+    _reset_grad(h_prev, r, u, d_h, d_xhr, depth - first, d_ru_bar, d_h_prev)
+    d_xh = _columns_product(address, d_ru_bar, w_ru, transposed, first, columns)
+    own = depth - first  # the columns of x in the products
+    d_x = np.empty((rows, own), h_prev.dtype)
+    for row in range(rows):
+        hp, xh_row, xhr_row, x_row = d_h_prev[row], d_xh[row], d_xhr[row], d_x[row]
+        for k in range(n):
+            hp[k] += xh_row[own + k]
+        for k in range(own):
+            x_row[k] = xhr_row[k] + xh_row[k]
+    return d_x, d_h_prev, d_c_bar, d_ru_bar
+
+
 def _matrix(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
 
@@ -105,6 +174,10 @@ def gru_block_cell(x, h_prev, w_ru, w_c, b_ru, b_c) -> tuple[np.ndarray, ...]:
     dtype = np.result_type(x, h_prev)
     batch, depth = x.shape
     n = h_prev.shape[1]
+    address = gemm_address(dtype) if batch and n else None
+    if address is not None:
+        return _cell(address, np.asarray(x, dtype), _matrix(h_prev, dtype),
+                     *(_matrix(a, dtype) for a in (w_ru, w_c, b_ru, b_c)))
     xh = np.empty((batch, depth + n), dtype)
     xh[:, :depth] = x
     xh[:, depth:] = h_prev
@@ -129,8 +202,13 @@ def gru_block_cell_grad(x, h_prev, w_ru, w_c, b_ru, b_c, r, u, c, d_h, transpose
     batch, depth = x.shape
     n = h_prev.shape[1]
     h_prev, r, u, c, d_h = (_matrix(a, dtype) for a in (h_prev, r, u, c, d_h))
-    w_ru_t, w_c_t = (_matrix(w, dtype) if transposed_weights else _matrix(w, dtype).T for w in (w_ru, w_c))
     first = 0 if with_d_x else depth  # the first column of [x, h_prev] the products make
+    address = gemm_address(dtype) if batch and n else None
+    if address is not None:
+        d_x, *rest = _cell_grad(address, h_prev, _matrix(w_ru, dtype), _matrix(w_c, dtype), r, u, c, d_h, depth, first,
+                                bool(transposed_weights))
+        return (d_x if with_d_x else None, *rest)
+    w_ru_t, w_c_t = (_matrix(w, dtype) if transposed_weights else _matrix(w, dtype).T for w in (w_ru, w_c))
     d_c_bar, d_ru_bar, d_h_prev = (np.empty((batch, m), dtype) for m in (n, 2 * n, n))
     _candidate_grad(h_prev, u, c, d_h, d_c_bar, d_ru_bar)
     d_xhr = d_c_bar @ w_c_t[:, first:]
