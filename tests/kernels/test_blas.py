@@ -39,6 +39,31 @@ def test_add_product_adds_the_product_into_c(name):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * max(1.0, np.abs(want).max()))
 
 
+# c [6, 6] laid out in a buffer of 84 floats with an operand: both C-contiguous, so that the gemm could take the
+# operand by address; where the bytes overlap it must not (it would read what it writes)
+SHARING = {  # name -> (c's first float, the operand's first float, which operand)
+    "a is c": (0, 0, "a"),
+    "a overlaps c's last rows": (0, 18, "a"),
+    "b overlaps c's first rows": (24, 0, "b"),
+    "a transposed overlaps c": (0, 30, "a.T"),
+    "a right after c (no overlap)": (0, 36, "a"),
+    "b right before c (no overlap)": (36, 0, "b"),
+}
+
+
+@pytest.mark.parametrize("name", SHARING)
+def test_an_operand_sharing_cs_memory_is_read_as_it_was_before_c_changes(name):
+    c_at, operand_at, which = SHARING[name]
+    buffer = RNG.standard_normal(84).astype(np.float32)
+    c, operand = buffer[c_at:c_at + 36].reshape(6, 6), buffer[operand_at:operand_at + 36].reshape(6, 6)
+    operand = operand.T if which == "a.T" else operand
+    a, b = (_matrix(6, 6), operand) if which == "b" else (operand, _matrix(6, 6))
+    want = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
+    got = blas.add_product(c, a, b)
+    assert got is c
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
 @pytest.mark.parametrize("name", ["float32 rows", "float32 a transposed", "float32 b transposed, shallow", "float64"])
 def test_within_one_block_the_gemm_gives_the_bits_of_the_product_added(name):
     """Inner dimensions up to OpenBLAS's block (a few hundred): its sum is added to c once, as np.add adds it."""

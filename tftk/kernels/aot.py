@@ -73,7 +73,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "tftk.kernels.philox_fill:truncated_float32": (f"void(u8[::1], {_F4_1})",),
     "tftk.kernels.philox_fill:normal_float32": (f"void(u8[::1], {_F4_1})",),
     "tftk.kernels.transpose:_transpose_tiles": (f"void({_F4_2}, {_F4_2})",),
-    "tftk.kernels.blas:_gemm_into": (f"void({', '.join(['i8'] * 10)}, {_F4_2}, i8)",),
+    "tftk.kernels.blas:_gemm_into": (f"b1({', '.join(['i8'] * 10)}, {_F4_2}, i8)",),
 }
 
 _lock = threading.Lock()

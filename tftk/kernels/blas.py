@@ -79,7 +79,21 @@ cblas_product = intrinsic(_gemm_definition(0.0))
 
 @njit(cache=True)
 def _gemm_into(address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):  # pragma: no cover - compiled
+    """`_cblas_gemm`, unless the bytes of `a` or `b` (addresses, laid out by rows with their leading
+    dimensions) overlap c's: the gemm would read what it writes. Returns whether it ran. Checked here,
+    inside the one call that lets go of Python's lock, rather than by np.may_share_memory, which lets
+    go of it too: where another thread waits for the lock, each such call can hand it over."""
+    size = c.itemsize
+    low = c.ctypes.data
+    high = low + ((m - 1) * ldc + n) * size
+    a_rows, a_columns = (m, k) if trans_a == NO_TRANS else (k, m)
+    b_rows, b_columns = (k, n) if trans_b == NO_TRANS else (n, k)
+    if a < high and low < a + ((a_rows - 1) * lda + a_columns) * size:
+        return False
+    if b < high and low < b + ((b_rows - 1) * ldb + b_columns) * size:
+        return False
     _cblas_gemm(address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc)
+    return True
 
 
 def numpy_openblas() -> str | None:
@@ -133,14 +147,15 @@ def add_product(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`c += a @ b` for a C-contiguous, writable 2-D `c` and 2-D `a`, `b` of c's dtype; returns `c`.
 
     `a` and `b` stay referenced here while the kernel reads them by address. A `c` sharing memory
-    with `a` or `b` goes through numpy (the product made first): the gemm would read what it writes."""
+    with `a` or `b` goes through numpy (the product made first): the gemm would read what it writes
+    (`_gemm_into` checks, and then leaves c as it was)."""
     address = gemm_address(c.dtype) if a.dtype == c.dtype and b.dtype == c.dtype else None
     (m, k), n = a.shape, b.shape[1]
     if address is not None and b.shape[0] == k and c.shape == (m, n) and c.flags.c_contiguous and c.flags.writeable \
-            and m and n and k and not np.may_share_memory(c, a) and not np.may_share_memory(c, b):
+            and m and n and k:
         a_rows, b_rows = _rows(a), _rows(b)
-        if a_rows is not None and b_rows is not None:  # (a and b by address: read-only arrays too)
-            _gemm_into(address, a_rows[1], b_rows[1], m, n, k, a_rows[0].ctypes.data, a_rows[0].shape[1],
-                       b_rows[0].ctypes.data, b_rows[0].shape[1], c, n)
+        if a_rows is not None and b_rows is not None \
+                and _gemm_into(address, a_rows[1], b_rows[1], m, n, k, a_rows[0].ctypes.data, a_rows[0].shape[1],
+                               b_rows[0].ctypes.data, b_rows[0].shape[1], c, n):  # (by address: read-only a, b too)
             return c
     return np.add(c, np.matmul(a, b), out=c)

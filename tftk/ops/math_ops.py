@@ -658,9 +658,10 @@ def _bind_matmul_accumulate(op, ctx, donor: int | None = None):
 
     def kernel(total, a, b):
         a, b = (a.T if ta else a), (b.T if tb else b)
+        # a total that is also an operand (the sum's own buffer read by the product) is safe to add into:
+        # add_product then makes the product first
         writable = donor == 0 and isinstance(total, np.ndarray) and total.flags.writeable \
-            and total.flags.c_contiguous and total.dtype == dtype and total.shape == (a.shape[0], b.shape[1]) \
-            and not np.may_share_memory(total, a) and not np.may_share_memory(total, b)  # (the sum as an operand)
+            and total.flags.c_contiguous and total.dtype == dtype and total.shape == (a.shape[0], b.shape[1])
         return blas.add_product(total if writable else np.array(total, dtype, order="C"), a, b)
 
     return kernel
