@@ -13,7 +13,8 @@ The float32 sigmoid/tanh are those of `tftk.kernels.activations`. Compiled per d
 Each op is one compiled call (`_cell`, `_cell_grad`), as the LSTM cell's forward is (`tftk.kernels.lstm`):
 the copies, both products (numpy's own OpenBLAS gemm, `tftk.kernels.blas.cblas_product`: the call numpy's
 matmul makes, the same bits) and the loops, the outputs allocated inside. Made of numpy calls, each op
-let go of Python's lock five or six times, and a stream running beside it on another thread
+let go of Python's lock six times (the forward's two copies, two products and two loops; the gradient's two
+loops, two products and two adds), and a stream running beside it on another thread
 (`tftk.client.streams`) could take it at each. Where numpy has another BLAS, the ops are made of numpy
 calls.
 """
