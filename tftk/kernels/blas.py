@@ -26,7 +26,8 @@ import numpy as np
 
 from tftk.kernels.jit import intrinsic, njit
 
-__all__ = ["add_product", "numpy_openblas", "gemm_address", "cblas_product", "NO_TRANS", "TRANS"]
+__all__ = ["add_product", "numpy_openblas", "gemm_address", "cblas_product", "matrix_product", "side_by_side",
+           "NO_TRANS", "TRANS"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enums
 # the gemms' names with 64-bit integers (what `_cblas_gemm` passes): scipy-openblas's (numpy 2), OpenBLAS's
@@ -75,6 +76,28 @@ def _gemm_definition(beta: float):
 _cblas_gemm = intrinsic(_gemm_definition(1.0))
 # `c = a @ b` from compiled code (the fused LSTM cell's gate product: `tftk.kernels.lstm`)
 cblas_product = intrinsic(_gemm_definition(0.0))
+
+
+@njit(cache=True)
+def matrix_product(address, a, b):  # pragma: no cover - compiled
+    """a @ b for C-contiguous 2-D a, b, into a new matrix, from compiled code (`cblas_product`: numpy's
+    matmul's call, its bits); `address` is `gemm_address` of their dtype."""
+    rows, inner = a.shape
+    columns = b.shape[1]
+    out = np.empty((rows, columns), a.dtype)
+    cblas_product(address, NO_TRANS, NO_TRANS, rows, columns, inner, a.ctypes.data, inner, b.ctypes.data, columns,
+                  out, columns)
+    return out
+
+
+@njit(cache=True)
+def side_by_side(x, h):  # pragma: no cover - compiled
+    """[x, h]: the rows of x and h joined, C-contiguous (an RNN cell's operand of its weight product)."""
+    depth = x.shape[1]
+    joined = np.empty((x.shape[0], depth + h.shape[1]), x.dtype)
+    joined[:, :depth] = x
+    joined[:, depth:] = h
+    return joined
 
 
 @njit(cache=True)

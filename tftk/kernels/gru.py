@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
-from tftk.kernels.blas import NO_TRANS, TRANS, cblas_product, gemm_address
+from tftk.kernels.blas import NO_TRANS, TRANS, cblas_product, gemm_address, matrix_product, side_by_side
 from tftk.kernels.jit import njit, wide_vectors
 
 __all__ = ["gru_block_cell", "gru_block_cell_grad"]
@@ -100,18 +100,12 @@ def _cell(address, x, h_prev, w_ru, w_c, b_ru, b_c):  # pragma: no cover - compi
     wide_vectors()
     rows, depth = x.shape
     n = h_prev.shape[1]
-    width = depth + n
-    xh = np.empty((rows, width), x.dtype)
-    xh[:, :depth] = x
-    xh[:, depth:] = h_prev
-    ru_bar = np.empty((rows, 2 * n), x.dtype)
-    cblas_product(address, NO_TRANS, NO_TRANS, rows, 2 * n, width, xh.ctypes.data, width, w_ru.ctypes.data, 2 * n,
-                  ru_bar, 2 * n)
+    xh = side_by_side(x, h_prev)
+    ru_bar = matrix_product(address, xh, w_ru)
     r, u, c, h = np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), \
         np.empty((rows, n), x.dtype)
     _gates(ru_bar, b_ru, h_prev, depth, r, u, xh)  # xh is [x, r * h_prev] from here on
-    c_bar = np.empty((rows, n), x.dtype)
-    cblas_product(address, NO_TRANS, NO_TRANS, rows, n, width, xh.ctypes.data, width, w_c.ctypes.data, n, c_bar, n)
+    c_bar = matrix_product(address, xh, w_c)
     _blend(c_bar, b_c, h_prev, u, c, h)
     return r, u, c, h
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from tftk.kernels.activations import sigmoid_scalar, tanh_scalar
-from tftk.kernels.blas import NO_TRANS, cblas_product, gemm_address
+from tftk.kernels.blas import gemm_address, matrix_product, side_by_side
 from tftk.kernels.jit import njit, wide_vectors
 
 __all__ = ["lstm_block_cell", "lstm_block_cell_grad"]
@@ -77,15 +77,8 @@ def _cell(address, x, h_prev, w, b, cs_prev, wci, wcf, wco, forget_bias, cell_cl
           use_peephole):  # pragma: no cover - compiled
     """The forward cell in one call (module docstring): returns (i, cs, f, o, ci, co, h)."""
     wide_vectors()
-    rows, depth = x.shape
-    width = depth + h_prev.shape[1]
-    n = cs_prev.shape[1]
-    xh = np.empty((rows, width), x.dtype)
-    xh[:, :depth] = x
-    xh[:, depth:] = h_prev
-    icfo = np.empty((rows, 4 * n), x.dtype)
-    cblas_product(address, NO_TRANS, NO_TRANS, rows, 4 * n, width, xh.ctypes.data, width, w.ctypes.data, 4 * n,
-                  icfo, 4 * n)
+    rows, n = cs_prev.shape
+    icfo = matrix_product(address, side_by_side(x, h_prev), w)
     i, cs, f, o = np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), \
         np.empty((rows, n), x.dtype)
     ci, co, h = np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype), np.empty((rows, n), x.dtype)
